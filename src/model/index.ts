@@ -1,0 +1,5 @@
+export * from './rational.js';
+export * from './media.js';
+export * from './provider.js';
+export * from './mtu.js';
+export * from './bandwidth.js';
