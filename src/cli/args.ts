@@ -1,0 +1,40 @@
+/** Exporter-style flags (`--config.file=F` or `--config.file F`), parsed with node:util. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export type FlagSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; default?: string | boolean; help: string }>;
+
+export interface Parsed {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+export function parseFlags(argv: string[], spec: FlagSpec): Parsed {
+  const options: ParseArgsConfig['options'] = {};
+  for (const [name, s] of Object.entries(spec)) {
+    options[name] = { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.default !== undefined ? { default: s.default } : {}) };
+  }
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return { values: values as Parsed['values'], positionals };
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+export function usage(command: string, summary: string, spec: FlagSpec): string {
+  const rows = Object.entries(spec).map(([name, s]) => {
+    const arg = s.type === 'string' ? `=${name.split('.').pop()?.toUpperCase()}` : '';
+    const def = s.default !== undefined && s.default !== false ? ` (default: ${String(s.default)})` : '';
+    return `  --${name}${arg}\n      ${s.help}${def}`;
+  });
+  return `usage: mxl-fabric-exporter ${command}\n\n${summary}\n\nflags:\n${rows.join('\n')}\n`;
+}
+
+export const str = (p: Parsed, k: string): string | undefined => {
+  const v = p.values[k];
+  return typeof v === 'string' ? v : undefined;
+};

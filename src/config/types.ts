@@ -1,0 +1,43 @@
+import type { Mtu, ProviderProfile, ProfileRegistry, Rational } from '../model/index.js';
+import type { FlowDefinition } from '../flows/definition.js';
+import type { Direction } from '../sources/types.js';
+
+export interface SamplingConfig {
+  readonly intervalMs: number;
+  readonly windowMs: number;
+}
+
+export interface PortConfig {
+  readonly device: string;
+  readonly port: number;
+  readonly provider: ProviderProfile;
+  /** `auto`: the port's active IB MTU as the device reports it. */
+  readonly mtu: Mtu | 'auto';
+  /** Link capacity in bits per second; `auto`: the port's rate. */
+  readonly capacityBitsPerSecond: number | 'auto';
+  /** Fraction of capacity the predicted wire rate may use (check, utilisation alerts). */
+  readonly headroom: number;
+  /** Declared in `ports:`, or implied by a flow binding. */
+  readonly declared: boolean;
+}
+
+export interface FlowBinding {
+  readonly flow: FlowDefinition;
+  readonly device: string;
+  readonly port: number;
+  readonly direction: Direction;
+  readonly provider: ProviderProfile;
+  readonly grainDuration: Rational;
+  readonly origin: 'config' | 'domain';
+}
+
+export interface Config {
+  readonly file: string;
+  readonly sampling: SamplingConfig;
+  readonly driftTolerance: number;
+  readonly providers: ProfileRegistry;
+  readonly ports: readonly PortConfig[];
+  readonly flows: readonly FlowBinding[];
+}
+
+export const portKey = (p: { device: string; port: number }): string => `${p.device}/${p.port}`;

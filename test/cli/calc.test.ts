@@ -1,0 +1,65 @@
+import { describe, it, expect } from 'vitest';
+import { join } from 'node:path';
+import { runCalc } from '../../src/cli/calc.js';
+
+const flows = join(__dirname, '../fixtures/flows');
+function run(...argv: string[]): { code: number; out: string; err: string } {
+  let out = '';
+  let err = '';
+  const code = runCalc(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+  return { code, out, err };
+}
+
+describe('calc', () => {
+  it('reproduces the seed v210 example from flags as JSON', () => {
+    const r = run('--media-type', 'video/v210', '--width', '1920', '--height', '1080', '--rate', '25', '--output', 'json');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual([
+      {
+        flowId: '00000000-0000-0000-0000-000000000000', label: 'video/v210 1920x1080@25', mediaType: 'video/v210',
+        provider: 'rdma_rocev2', mtu: 4096, payloadPerPacket: 4052, payloadBytesPerEvent: 5529600, writeBytesPerEvent: 5529600,
+        eventsPerSecond: 25, eventRate: '25/1', packetsPerEvent: 1365, packetsPerSecond: 34125, mediaBytesPerSecond: 138240000,
+        overheadBytesPerSecond: 2798250, wireBytesPerSecond: 141038250,
+        bytesPerSecond: { payload: 138240000, l3: 138240000 + 34125 * 44, l2: 138240000 + 34125 * 58, wire: 141038250 },
+      },
+    ]);
+  });
+
+  it('reproduces the seed audio example with --ptime', () => {
+    const r = run('--media-type', 'audio/float32', '--channels', '2', '--sample-rate', '48000', '--ptime', '10ms', '--output', 'json');
+    const [o] = JSON.parse(r.out) as Record<string, unknown>[];
+    expect(o).toMatchObject({ payloadBytesPerEvent: 3840, packetsPerSecond: 100, wireBytesPerSecond: 392200, eventRate: '100/1' });
+  });
+
+  it('reads flow files and prints one row each in a table', () => {
+    const r = run(join(flows, 'v210_1080p2997.json'), join(flows, 'data_60.json'));
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^flow\s+media type\s+provider\s+mtu\s+bytes\/grain\s+grains\/s/);
+    expect(lines[2]).toContain('30000/1001 (29.97)');
+    expect(lines[2]).toMatch(/1,365\s+40,909\.091\s+165\.722 MB\/s\s+3\.355 MB\/s\s+169\.077 MB\/s$/);
+    expect(lines[3]).toMatch(/Camera 1 ANC\s+video\/smpte291\s+rdma_rocev2\s+4096\s+4,096\s+60\s+2\s+120\s+245\.760 kB\/s\s+9\.840 kB\/s\s+255\.600 kB\/s/);
+  });
+
+  it('prints CSV with a header and the ib-mtu L3 budget', () => {
+    const r = run(join(flows, 'data_60.json'), '--ib-mtu', '4096', '--output', 'csv');
+    const [header, row] = r.out.trimEnd().split('\n');
+    expect(header!.split(',')).toContain('wireBytesPerSecond');
+    expect(row).toContain(',4140,4096,4096,60/1,60,1,60,245760,4920,250680,245760,248400,249240,250680');
+  });
+
+  it('exits 2 with the flag named on invalid input', () => {
+    const r = run('--media-type', 'video/v210', '--width', '9000', '--height', '1080', '--rate', '25');
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('calc: --width: 9000 is out of range 2..7680\n');
+    expect(run('--media-type', 'audio/float32', '--sample-rate', '44100', '--ptime', '1ms').err).toMatch(
+      /^calc: grain duration 1ms at 44100 Hz is 44\.1 samples, not a whole number; durations that work: 997\.732us \(44 samples\)/,
+    );
+    expect(run('--media-type', 'video/v210', '--width', '1920', '--height', '1080', '--rate', '25', '--ib-mtu', '9000').err).toMatch(/IB MTU must be one of/);
+    expect(run(join(flows, 'bad_many.json')).code).toBe(2);
+    expect(run('--provider', 'nope', '--media-type', 'video/smpte291', '--rate', '60').err).toContain('unknown --provider "nope"; known: rdma_rocev2, rdma_rocev2_mxl_v1');
+    expect(run('--bogus').code).toBe(2);
+  });
+});
