@@ -1,0 +1,44 @@
+/** mxl-fabric-exporter: `serve` (default), `calc`, `check`, `devices`, `version`. */
+import { runCalc } from './calc.js';
+import { processIo, type Io } from './io.js';
+import { BUILD } from '../build-info.js';
+
+const COMMANDS = `usage: mxl-fabric-exporter <command> [flags]
+
+commands:
+  serve     run the exporter (default when no command is given)
+  calc      compute a flow's wire cost with the model
+  check     validate a config and report each port's provisioning
+  devices   list RDMA ports, their attributes and counter sources
+  version   print the version
+
+Run \`mxl-fabric-exporter <command> --help\` for a command's flags.
+`;
+
+type Command = (argv: string[], io: Io) => number | Promise<number>;
+
+const commands: Record<string, () => Promise<Command>> = {
+  calc: async () => runCalc,
+  serve: async () => (await import('./serve.js')).runServe,
+  check: async () => (await import('./check.js')).runCheck,
+  devices: async () => (await import('./devices.js')).runDevices,
+  version: async () => (_argv, io) => {
+    io.stdout(`mxl-fabric-exporter ${BUILD.version} (node ${process.version})\n`);
+    return 0;
+  },
+};
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === '--help' || first === '-h' || first === 'help') {
+    io.stdout(COMMANDS);
+    return 0;
+  }
+  if (first === undefined || first.startsWith('-')) return (await commands.serve!())(argv, io);
+  const load = commands[first];
+  if (!load) {
+    io.stderr(`unknown command "${first}"\n\n${COMMANDS}`);
+    return 2;
+  }
+  return (await load())(rest, io);
+}

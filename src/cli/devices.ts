@@ -1,0 +1,57 @@
+/** `devices`: the RDMA ports this host has, their attributes and counter sources. */
+import { selectSources } from '../sources/select.js';
+import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
+import { type FlagSpec, parseFlags, str, usage } from './args.js';
+import type { Io } from './io.js';
+import { quantitySources, samplePorts } from './ports.js';
+
+const FLAGS: FlagSpec = {
+  'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint' },
+  output: { type: 'string', default: 'text', help: 'text or json' },
+  help: { type: 'boolean', help: 'show this help' },
+};
+
+export function runDevices(argv: string[], io: Io): number {
+  let flags;
+  try {
+    flags = parseFlags(argv, FLAGS);
+  } catch (e) {
+    io.stderr(`devices: ${(e as Error).message}\n`);
+    return 2;
+  }
+  if (flags.values.help) {
+    io.stdout(usage('devices [flags]', 'Lists RDMA ports, their attributes and which counter source each quantity comes from.', FLAGS));
+    return 0;
+  }
+  const m = selectSources({ sysfsRoot: str(flags, 'path.sysfs')! });
+  const ports = samplePorts(m).map((p) => ({
+    ...p.attrs,
+    counterSources: [...new Set(p.sets.map((s) => s.kind))],
+    counters: p.counters.length,
+    quantities: quantitySources(p),
+  }));
+  m.inventory.close();
+  for (const s of m.sources) s.close();
+  if (str(flags, 'output') === 'json') {
+    io.stdout(`${JSON.stringify({ notes: m.notes, ports }, null, 2)}\n`);
+    return 0;
+  }
+  for (const note of m.notes) io.stdout(`note: ${note}\n`);
+  if (ports.length === 0) {
+    io.stdout(`No RDMA port found under ${str(flags, 'path.sysfs')}/class/infiniband.\n`);
+    return 0;
+  }
+  for (const p of ports) {
+    io.stdout(`${p.device}/${p.port}  state ${p.state}${p.physState ? ` (${p.physState})` : ''}  link ${p.linkLayer}` +
+      `  netdev ${p.netdev ?? '-'}  active MTU ${p.activeIbMtu ?? '?'}  rate ${p.rateBitsPerSecond !== undefined ? `${p.rateBitsPerSecond / 1e9} Gb/s` : '?'}` +
+      `  GID types ${p.gidTypes.join(', ') || '-'}  attributes from ${p.attributeSource}\n`);
+    io.stdout(`  counter sources: ${p.counterSources.join(', ') || 'none'} (${p.counters} counters)\n`);
+    for (const q of p.quantities) {
+      const [first, ...rest] = q.sources;
+      const used = first ? `${first.kind}:${first.counter}${first.layer ? ` (${first.layer})` : ''}${first.readable ? '' : ' UNREADABLE'}` : 'none';
+      const also = rest.length ? `; also ${rest.map((s) => `${s.kind}:${s.counter}`).join(', ')}` : '';
+      io.stdout(`  ${q.direction} ${q.quantity.padEnd(7)} <- ${used}${also}\n`);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,81 @@
+/** `serve`: run the exporter until SIGTERM/SIGINT; SIGHUP reloads the config. */
+import { fileURLToPath } from 'node:url';
+import { Daemon } from '../exporter/daemon.js';
+import { createLogger, LOG_LEVELS, type LogFormat } from '../log.js';
+import { InputError, formatProblem } from '../input/problems.js';
+import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
+import { type FlagSpec, parseFlags, str, usage, UsageError } from './args.js';
+import type { Io } from './io.js';
+
+export const DEFAULT_CONFIG = fileURLToPath(new URL('../../config/example.yaml', import.meta.url));
+export const DEFAULT_LISTEN = ':9842';
+
+export const SERVE_FLAGS: FlagSpec = {
+  'config.file': { type: 'string', default: DEFAULT_CONFIG, help: 'YAML config: ports, flows, sampling, drift tolerance' },
+  'web.listen-address': { type: 'string', default: DEFAULT_LISTEN, help: 'address to listen on, [host]:port' },
+  'web.telemetry-path': { type: 'string', default: '/metrics', help: 'path under which to expose metrics' },
+  'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint; every file the exporter reads is under it' },
+  'log.level': { type: 'string', default: 'info', help: `one of ${LOG_LEVELS.join(', ')}` },
+  'log.format': { type: 'string', default: 'logfmt', help: 'logfmt or json' },
+  help: { type: 'boolean', help: 'show this help' },
+};
+
+const SUMMARY = `Serves predicted and measured MXL flow bandwidth as Prometheus metrics.
+SIGHUP or POST /-/reload re-reads the config; a bad config keeps the running one.`;
+
+export async function runServe(argv: string[], io: Io): Promise<number> {
+  let flags;
+  try {
+    flags = parseFlags(argv, SERVE_FLAGS);
+    if (flags.values.help) {
+      io.stdout(usage('serve [flags]', SUMMARY, SERVE_FLAGS));
+      return 0;
+    }
+    checkFlags(str(flags, 'log.level')!, str(flags, 'log.format')!, str(flags, 'web.telemetry-path')!);
+  } catch (e) {
+    io.stderr(`serve: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const log = createLogger(str(flags, 'log.level')!, str(flags, 'log.format') as LogFormat);
+  const daemon = new Daemon({
+    configFile: str(flags, 'config.file')!,
+    listenAddress: str(flags, 'web.listen-address')!,
+    telemetryPath: str(flags, 'web.telemetry-path')!,
+    sysfsRoot: str(flags, 'path.sysfs')!,
+    log,
+  });
+  try {
+    await daemon.start();
+  } catch (e) {
+    if (e instanceof InputError) {
+      for (const p of e.problems) log.error({ problem: formatProblem(p) }, 'invalid config');
+      io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
+      return 2;
+    }
+    log.error({ err: (e as Error).message }, 'cannot start');
+    return 1;
+  }
+  return waitForSignals(daemon, log);
+}
+
+function checkFlags(level: string, format: string, path: string): void {
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new UsageError(`--log.level must be one of ${LOG_LEVELS.join(', ')}`);
+  if (format !== 'logfmt' && format !== 'json') throw new UsageError('--log.format must be logfmt or json');
+  if (!path.startsWith('/') || ['/', '/-/healthy', '/-/ready', '/-/reload'].includes(path)) {
+    throw new UsageError(`--web.telemetry-path "${path}" must start with / and not clash with /, /-/healthy, /-/ready or /-/reload`);
+  }
+}
+
+function waitForSignals(daemon: Daemon, log: ReturnType<typeof createLogger>): Promise<number> {
+  return new Promise((resolve) => {
+    const onHup = (): void => void daemon.reload();
+    const onStop = (signal: string) => (): void => {
+      log.info({ signal }, 'shutting down');
+      process.off('SIGHUP', onHup);
+      void daemon.stop().then(() => resolve(0));
+    };
+    process.on('SIGHUP', onHup);
+    process.once('SIGTERM', onStop('SIGTERM'));
+    process.once('SIGINT', onStop('SIGINT'));
+  });
+}

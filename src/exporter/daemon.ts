@@ -1,0 +1,142 @@
+/**
+ * The running exporter: config, predictions, sampler and HTTP, with atomic
+ * reloads (a bad config keeps the running one) and a clean shutdown.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log.js';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/types.js';
+import { InputError, formatProblem } from '../input/problems.js';
+import { Planner } from '../predictions/plan.js';
+import { Sampler } from '../sampler/sampler.js';
+import { selectSources, type Measurement } from '../sources/select.js';
+import { Metrics, type ReloadStatus } from './metrics.js';
+import { buildApp, listen } from './http.js';
+import { landingPage } from './landing.js';
+import { buildView, type ExporterState } from './view.js';
+
+export interface DaemonOptions {
+  readonly configFile: string;
+  readonly listenAddress: string;
+  readonly telemetryPath: string;
+  readonly sysfsRoot: string;
+  readonly log: Logger;
+  /** Injected by tests; chosen from the host otherwise. */
+  readonly measurement?: Measurement;
+}
+
+export class Daemon {
+  private config!: Config;
+  private planner!: Planner;
+  private sampler: Sampler | undefined;
+  private server: Server | undefined;
+  private measurement!: Measurement;
+  private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
+  private readonly metrics: Metrics;
+
+  constructor(private readonly opts: DaemonOptions) {
+    this.metrics = new Metrics(() => this.state(), () => this.reloadStatus);
+  }
+
+  /** Loads the config (throws InputError when it is invalid), samples once, listens. */
+  async start(): Promise<void> {
+    this.apply(loadConfig(this.opts.configFile));
+    this.measurement = this.opts.measurement ?? selectSources({ sysfsRoot: this.opts.sysfsRoot });
+    for (const note of this.measurement.notes) this.opts.log.info(note);
+    this.startSampler();
+    this.logPorts();
+    const app = buildApp({
+      telemetryPath: this.opts.telemetryPath,
+      metrics: () => this.metrics.render(),
+      landing: () => landingPage(this.state(), buildView(this.state()), this.opts.telemetryPath),
+      ready: () => this.sampler !== undefined,
+      reload: () => this.reload(),
+    });
+    this.server = await listen(app, this.opts.listenAddress);
+    this.opts.log.info({ address: this.opts.listenAddress, telemetry_path: this.opts.telemetryPath }, 'listening');
+  }
+
+  address(): AddressInfo {
+    return this.server!.address() as AddressInfo;
+  }
+
+  reload(): { ok: true } | { ok: false; error: string } {
+    let next: Config;
+    try {
+      next = loadConfig(this.opts.configFile);
+    } catch (e) {
+      this.reloadStatus.ok = false;
+      const error = e instanceof InputError ? e.problems.map(formatProblem).join('; ') : (e as Error).message;
+      this.opts.log.error({ err: error, file: this.opts.configFile }, 'config reload failed; keeping the running config');
+      return { ok: false, error };
+    }
+    const samplingChanged = JSON.stringify(next.sampling) !== JSON.stringify(this.config.sampling);
+    this.apply(next);
+    if (samplingChanged) {
+      this.sampler?.stop();
+      this.startSampler();
+    }
+    this.opts.log.info({ file: this.opts.configFile, flows: next.flows.length, ports: next.ports.length }, 'config reloaded');
+    return { ok: true };
+  }
+
+  async stop(): Promise<void> {
+    this.sampler?.stop();
+    this.measurement?.inventory.close();
+    for (const s of this.measurement?.sources ?? []) s.close();
+    const server = this.server;
+    this.server = undefined;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  state(): ExporterState {
+    const rdmaNote = this.sampler && this.sampler.ports.size === 0
+      ? `No RDMA port was found (${this.opts.sysfsRoot}/class/infiniband is empty or missing): serving predictions only; no measured rates.`
+      : undefined;
+    return { config: this.config, planner: this.planner, sampler: this.sampler, rdmaNote };
+  }
+
+  private apply(config: Config): void {
+    this.config = config;
+    this.planner = new Planner(config);
+    this.reloadStatus.ok = true;
+    this.reloadStatus.lastSuccessSeconds = Date.now() / 1000;
+  }
+
+  private startSampler(): void {
+    const log = this.opts.log;
+    const warned = new Set<string>();
+    this.sampler = new Sampler({
+      inventory: this.measurement.inventory,
+      sources: this.measurement.sources,
+      intervalMs: this.config.sampling.intervalMs,
+      windowMs: this.config.sampling.windowMs,
+      events: {
+        portAdded: (p) => log.info({ device: p.ref.device, port: p.ref.port, state: p.attrs.state, netdev: p.attrs.netdev,
+          sources: [...new Set(p.sets.map((s) => s.kind))].join(',') }, 'port found'),
+        portRemoved: (r) => log.warn({ device: r.device, port: r.port }, 'port vanished'),
+        readError: (r, source, counter, error) => {
+          const k = `${r.device}/${r.port}/${source}/${counter}/${error}`;
+          if (warned.has(k)) return;
+          warned.add(k);
+          log.warn({ device: r.device, port: r.port, source, counter, error }, 'counter unreadable (logged once)');
+        },
+      },
+    });
+    this.sampler.start();
+  }
+
+  private logPorts(): void {
+    const note = this.state().rdmaNote;
+    if (note) this.opts.log.warn(note);
+    for (const p of this.config.ports) {
+      if (!this.sampler?.ports.has(`${p.device}/${p.port}`)) {
+        this.opts.log.warn({ device: p.device, port: p.port }, 'configured port not found on this host; its measured rates are absent');
+      }
+    }
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * Prometheus metrics (names are a contract: README "Metrics"). Every family
+ * is a view over the exporter's state, built once per scrape; nothing is
+ * stored in prom-client's label maps, so a vanished port or flow simply stops
+ * being reported.
+ */
+import { Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { LAYERS, toNumber } from '../model/index.js';
+import { BUILD } from '../build-info.js';
+import { buildView, type ExporterState, type PortView } from './view.js';
+
+export const PREFIX = 'mxl_fabric_';
+
+type Labels = Record<string, string | number>;
+interface Sample {
+  readonly labels: Labels;
+  readonly value: number;
+}
+type Read = (views: readonly PortView[], state: ExporterState) => Sample[];
+
+class ViewMetric extends Gauge<string> {
+  constructor(
+    registry: Registry,
+    private readonly metricName: string,
+    private readonly metricHelp: string,
+    private readonly kind: 'gauge' | 'counter',
+    private readonly read: Read,
+    private readonly scrape: () => { views: readonly PortView[]; state: ExporterState },
+  ) {
+    super({ name: PREFIX + metricName, help: metricHelp, registers: [registry] });
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
+    const { views, state } = this.scrape();
+    const values = this.read(views, state);
+    return { name: PREFIX + this.metricName, help: this.metricHelp, type: this.kind, aggregator: 'sum', values } as unknown as MetricObjectWithValues<
+      MetricValue<string>
+    >;
+  }
+}
+
+export interface ReloadStatus {
+  ok: boolean;
+  lastSuccessSeconds: number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private current: { views: readonly PortView[]; state: ExporterState } | undefined;
+
+  constructor(
+    private readonly state: () => ExporterState,
+    private readonly reload: () => ReloadStatus,
+  ) {
+    collectDefaultMetrics({ register: this.registry });
+    for (const [name, help, kind, read] of FAMILIES) new ViewMetric(this.registry, name, help, kind, read, () => this.snapshot());
+    for (const [name, help, read] of this.exporterFamilies()) {
+      new ViewMetric(this.registry, name, help, 'gauge', () => read(), () => this.snapshot());
+    }
+  }
+
+  /** One consistent view for every family of a scrape. */
+  async render(): Promise<string> {
+    const state = this.state();
+    this.current = { views: buildView(state), state };
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  private snapshot(): { views: readonly PortView[]; state: ExporterState } {
+    if (this.current) return this.current;
+    const state = this.state();
+    return { views: buildView(state), state };
+  }
+
+  private exporterFamilies(): [string, string, () => Sample[]][] {
+    return [
+      ['exporter_build_info', 'Build information; always 1.', () => [
+        { labels: { version: BUILD.version, revision: BUILD.revision, nodeversion: BUILD.nodeVersion }, value: 1 },
+      ]],
+      ['exporter_config_last_reload_successful', 'Whether the last config (re)load succeeded (1) or kept the previous config (0).', () => [
+        { labels: {}, value: this.reload().ok ? 1 : 0 },
+      ]],
+      ['exporter_config_last_reload_success_timestamp_seconds', 'Unix time of the last successful config load.', () => [
+        { labels: {}, value: this.reload().lastSuccessSeconds },
+      ]],
+    ];
+  }
+}
+
+const portLabels = (v: PortView): Labels => ({ device: v.device, port: String(v.port) });
+
+const FAMILIES: [string, string, 'gauge' | 'counter', Read][] = [
+  ['flow_info', 'A configured MXL flow and where it is bound; always 1.', 'gauge', (views) =>
+    views.flatMap((v) => (v.plan?.flows ?? []).map(({ binding: b }) => ({
+      labels: {
+        flow_id: b.flow.id, label: b.flow.label, media_type: b.flow.mediaType, format: b.flow.format, device: b.device,
+        port: String(b.port), direction: b.direction, provider: b.provider.name, origin: b.origin,
+      },
+      value: 1,
+    })))],
+  ['flow_predicted_bytes_per_second', "The model's bytes per second for one flow, per layer (payload, l3, l2, wire).", 'gauge', (views) =>
+    views.flatMap((v) => (v.plan?.flows ?? []).flatMap(({ binding: b, prediction: p }) => p ? LAYERS.map((layer) => ({
+      labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction, layer },
+      value: toNumber(p.bytesPerSecond[layer]),
+    })) : []))],
+  ['flow_predicted_packets_per_second', "The model's packets per second for one flow.", 'gauge', (views) =>
+    views.flatMap((v) => (v.plan?.flows ?? []).flatMap(({ binding: b, prediction: p }) => p ? [{
+      labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction },
+      value: toNumber(p.packetsPerSecond),
+    }] : []))],
+  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, per layer.', 'gauge', (views) =>
+    views.flatMap((v) => v.directions.flatMap((d) => {
+      const t = v.plan?.totals[d.direction];
+      return t ? LAYERS.map((layer) => ({ labels: { ...portLabels(v), direction: d.direction, layer }, value: t.bytesPerSecond[layer] })) : [];
+    }))],
+  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction.', 'gauge', (views) =>
+    views.flatMap((v) => v.directions.flatMap((d) => {
+      const t = v.plan?.totals[d.direction];
+      return t ? [{ labels: { ...portLabels(v), direction: d.direction }, value: t.packetsPerSecond }] : [];
+    }))],
+  ['port_measured_bytes_per_second', "Bytes per second from a port's counters over the sampling window, by source and comparable layer.", 'gauge', (views) =>
+    views.flatMap((v) => v.directions.flatMap((d) => firstPer(d.bytes, (m) => `${m.source} ${m.layer}`).map((m) => ({
+      labels: { ...portLabels(v), direction: d.direction, source: m.source, layer: m.layer ?? 'unknown' }, value: m.rate,
+    }))))],
+  ['port_measured_packets_per_second', "Packets per second from a port's counters over the sampling window, by source.", 'gauge', (views) =>
+    views.flatMap((v) => v.directions.flatMap((d) => firstPer(d.packets, (m) => m.source).map((m) => ({
+      labels: { ...portLabels(v), direction: d.direction, source: m.source }, value: m.rate,
+    }))))],
+  ['port_drift_ratio', 'measured / predicted - 1 at the matching layer, from the preferred source; absent when nothing is predicted or measured.', 'gauge', (views) =>
+    views.flatMap((v) => v.directions.flatMap((d) => d.drift.map((x) => ({
+      labels: { ...portLabels(v), direction: d.direction, quantity: x.quantity }, value: x.ratio,
+    }))))],
+  ...(['tx', 'rx'] as const).flatMap((direction) => (['bytes', 'packets'] as const).map((quantity): [string, string, 'counter', Read] => [
+    `port_${direction === 'tx' ? 'transmitted' : 'received'}_${quantity}_total`,
+    `${quantity === 'bytes' ? 'Bytes' : 'Packets'} ${direction === 'tx' ? 'transmitted' : 'received'} by a port, per source (32-bit wraps unwrapped, resets absorbed).`,
+    'counter',
+    (views) => views.flatMap((v) => (v.sampled?.counters ?? []).flatMap((c) => {
+      const m = c.series.spec.meaning;
+      if (!m || m.direction !== direction || m.quantity !== quantity || c.series.total === undefined) return [];
+      return [{ labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: Number(c.series.total) * m.scale }];
+    })),
+  ])),
+  ['port_counter_total', "Every counter a port's sources expose, by its driver name (raw units, 32-bit wraps unwrapped).", 'counter', (views) =>
+    views.flatMap((v) => (v.sampled?.counters ?? []).flatMap((c) => c.series.total === undefined ? [] : [{
+      labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: Number(c.series.total),
+    }]))],
+  ['port_counter_up', 'Whether the last read of a counter succeeded (1) or failed (0).', 'gauge', (views) =>
+    views.flatMap((v) => (v.sampled?.counters ?? []).map((c) => ({
+      labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: c.series.state === 'error' ? 0 : 1,
+    })))],
+  ['port_counter_saturated', 'Whether a 32-bit PMA counter is stuck at all ones (its rate is then unknown).', 'gauge', (views) =>
+    views.flatMap((v) => (v.sampled?.counters ?? []).filter((c) => c.series.spec.overflow === 'saturate').map((c) => ({
+      labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: c.series.state === 'saturated' ? 1 : 0,
+    })))],
+  ['port_info', 'A port the host has, with its netdev, link layer and state; always 1.', 'gauge', (views) =>
+    views.flatMap((v) => v.sampled ? [{
+      labels: { ...portLabels(v), netdev: v.sampled.attrs.netdev ?? '', link_layer: v.sampled.attrs.linkLayer, state: v.sampled.attrs.state, attributes_source: v.sampled.attrs.attributeSource },
+      value: 1,
+    }] : [])],
+  ['port_up', 'Whether the port is ACTIVE (1); 0 when down or when a configured port is missing.', 'gauge', (views) =>
+    views.map((v) => ({ labels: portLabels(v), value: v.sampled?.attrs.state === 'ACTIVE' ? 1 : 0 }))],
+  ['port_active_mtu_bytes', "The port's active IB MTU: RDMA payload bytes per packet.", 'gauge', (views) =>
+    views.flatMap((v) => v.sampled?.attrs.activeIbMtu !== undefined ? [{ labels: portLabels(v), value: v.sampled.attrs.activeIbMtu }] : [])],
+  ['port_model_mtu_bytes', 'The L3 MTU the model uses for the port (configured, or active IB MTU + profile overhead).', 'gauge', (views) =>
+    views.flatMap((v) => v.plan?.mtu ? [{ labels: { ...portLabels(v), from: v.plan.mtuFrom }, value: v.plan.mtu.kind === 'l3' ? v.plan.mtu.bytes : v.plan.mtu.bytes + v.plan.port.provider.mtuOverheadBytes }] : [])],
+  ['port_capacity_bytes_per_second', 'Link capacity in bytes per second (configured, or the port rate).', 'gauge', (views) =>
+    views.flatMap((v) => {
+      const cap = v.plan?.capacityBytesPerSecond ?? (v.sampled?.attrs.rateBitsPerSecond !== undefined ? v.sampled.attrs.rateBitsPerSecond / 8 : undefined);
+      return cap !== undefined ? [{ labels: portLabels(v), value: cap }] : [];
+    })],
+  ['port_predicted_utilization_ratio', 'Predicted wire bytes per second / capacity, per direction.', 'gauge', (views) =>
+    views.flatMap((v) => v.directions.flatMap((d) => {
+      const t = v.plan?.totals[d.direction];
+      const cap = v.plan?.capacityBytesPerSecond;
+      return t && cap ? [{ labels: { ...portLabels(v), direction: d.direction }, value: t.bytesPerSecond.wire / cap }] : [];
+    }))],
+  ['port_headroom_ratio', 'Configured share of capacity the predicted wire rate may use.', 'gauge', (views) =>
+    views.flatMap((v) => v.plan ? [{ labels: portLabels(v), value: v.plan.port.headroom }] : [])],
+  ['drift_tolerance_ratio', 'Configured drift tolerance: |drift| above it is model drift.', 'gauge', (_views, state) =>
+    [{ labels: {}, value: state.config.driftTolerance }]],
+  ['exporter_rdma_ports', 'RDMA ports found on the host at the last sample.', 'gauge', (_views, state) =>
+    [{ labels: {}, value: state.sampler?.ports.size ?? 0 }]],
+  ['exporter_counter_read_errors_total', 'Counter reads that failed, per port and source.', 'counter', (_views, state) =>
+    [...(state.sampler?.readErrors ?? new Map<string, number>())].map(([k, n]) => {
+      const [device, port, source] = k.split('\0');
+      return { labels: { device: device!, port: port!, source: source! }, value: n };
+    })],
+  ['exporter_sample_duration_seconds', 'How long the last sampling tick took.', 'gauge', (_views, state) =>
+    state.sampler ? [{ labels: {}, value: state.sampler.lastTickSeconds }] : []],
+];
+
+function firstPer<T>(items: readonly T[], key: (t: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((t) => (seen.has(key(t)) ? false : (seen.add(key(t)), true)));
+}

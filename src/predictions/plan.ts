@@ -1,0 +1,82 @@
+/**
+ * Predictions per flow and per port: config -> flows -> model. A port's
+ * `mtu: auto` and `capacity: auto` resolve from the port's attributes; plans
+ * are cached per port until its MTU changes.
+ */
+import { type Mtu, type Prediction, type Rational, LAYERS, type Layer, predict, toNumber, ZERO, add } from '../model/index.js';
+import { mediaOf } from '../flows/definition.js';
+import type { Config, FlowBinding, PortConfig } from '../config/types.js';
+import { portKey } from '../config/types.js';
+import type { Direction, PortAttributes } from '../sources/types.js';
+
+export interface FlowPrediction {
+  readonly binding: FlowBinding;
+  readonly prediction: Prediction | undefined;
+}
+
+export interface DirectionTotals {
+  readonly flows: number;
+  readonly bytesPerSecond: Readonly<Record<Layer, number>>;
+  readonly packetsPerSecond: number;
+}
+
+export interface PortPlan {
+  readonly port: PortConfig;
+  readonly mtu: Mtu | undefined;
+  readonly mtuFrom: 'config' | 'port' | 'unknown';
+  readonly capacityBytesPerSecond: number | undefined;
+  readonly capacityFrom: 'config' | 'port' | 'unknown';
+  readonly flows: readonly FlowPrediction[];
+  /** Undefined for a direction when the MTU is unknown and so nothing can be predicted. */
+  readonly totals: Readonly<Record<Direction, DirectionTotals | undefined>>;
+}
+
+export function resolveMtu(port: PortConfig, attrs: PortAttributes | undefined): Pick<PortPlan, 'mtu' | 'mtuFrom'> {
+  if (port.mtu !== 'auto') return { mtu: port.mtu, mtuFrom: 'config' };
+  if (attrs?.activeIbMtu !== undefined) return { mtu: { kind: 'ib', bytes: attrs.activeIbMtu }, mtuFrom: 'port' };
+  return { mtu: undefined, mtuFrom: 'unknown' };
+}
+
+function resolveCapacity(port: PortConfig, attrs: PortAttributes | undefined): Pick<PortPlan, 'capacityBytesPerSecond' | 'capacityFrom'> {
+  if (port.capacityBitsPerSecond !== 'auto') return { capacityBytesPerSecond: port.capacityBitsPerSecond / 8, capacityFrom: 'config' };
+  if (attrs?.rateBitsPerSecond !== undefined) return { capacityBytesPerSecond: attrs.rateBitsPerSecond / 8, capacityFrom: 'port' };
+  return { capacityBytesPerSecond: undefined, capacityFrom: 'unknown' };
+}
+
+function totalsFor(flows: readonly FlowPrediction[], direction: Direction, mtuKnown: boolean): DirectionTotals | undefined {
+  if (!mtuKnown) return undefined;
+  const mine = flows.filter((f) => f.binding.direction === direction && f.prediction);
+  const sum = (pick: (p: Prediction) => Rational): number => toNumber(mine.reduce((acc, f) => add(acc, pick(f.prediction!)), ZERO));
+  const bytes = Object.fromEntries(LAYERS.map((l) => [l, sum((p) => p.bytesPerSecond[l])])) as Record<Layer, number>;
+  return { flows: mine.length, bytesPerSecond: bytes, packetsPerSecond: sum((p) => p.packetsPerSecond) };
+}
+
+export function planPort(port: PortConfig, bindings: readonly FlowBinding[], attrs: PortAttributes | undefined): PortPlan {
+  const { mtu, mtuFrom } = resolveMtu(port, attrs);
+  const flows = bindings
+    .filter((b) => b.device === port.device && b.port === port.port)
+    .map((binding) => ({ binding, prediction: mtu ? predict(mediaOf(binding.flow, binding.grainDuration), binding.provider, mtu) : undefined }));
+  return {
+    port, mtu, mtuFrom, ...resolveCapacity(port, attrs), flows,
+    totals: { tx: totalsFor(flows, 'tx', mtu !== undefined), rx: totalsFor(flows, 'rx', mtu !== undefined) },
+  };
+}
+
+/** Keeps one plan per port, rebuilt only when the port's MTU or capacity inputs change. */
+export class Planner {
+  private readonly cache = new Map<string, { readonly signature: string; readonly plan: PortPlan }>();
+
+  constructor(readonly config: Config) {}
+
+  plans(attrsOf: (device: string, port: number) => PortAttributes | undefined): PortPlan[] {
+    return this.config.ports.map((port) => {
+      const attrs = attrsOf(port.device, port.port);
+      const signature = `${attrs?.activeIbMtu ?? '-'} ${attrs?.rateBitsPerSecond ?? '-'}`;
+      const hit = this.cache.get(portKey(port));
+      if (hit && hit.signature === signature) return hit.plan;
+      const plan = planPort(port, this.config.flows, attrs);
+      this.cache.set(portKey(port), { signature, plan });
+      return plan;
+    });
+  }
+}
