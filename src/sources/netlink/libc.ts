@@ -1,0 +1,109 @@
+/**
+ * koffi, loaded lazily, and the few libc calls the native sources need.
+ *
+ * koffi is required on first use rather than imported, so a platform without its prebuilt
+ * binary, or a host that never asks for native sources, pays nothing and cannot crash at
+ * import time. koffi 3 passes pointers as BigInt and Buffers as pointers to their bytes.
+ */
+import { createRequire } from 'node:module';
+
+export type Koffi = typeof import('koffi').default;
+export type KoffiLibrary = ReturnType<Koffi['load']>;
+type KoffiFn = ReturnType<KoffiLibrary['func']>;
+
+export class NativeLoadError extends Error {
+  override readonly name = 'NativeLoadError';
+  constructor(
+    readonly what: string,
+    readonly detail: string,
+  ) {
+    super(`cannot load ${what}: ${detail}`);
+  }
+}
+
+let koffiCache: Koffi | NativeLoadError | undefined;
+
+export function loadKoffi(): Koffi {
+  if (koffiCache === undefined) {
+    try {
+      koffiCache = createRequire(import.meta.url)('koffi') as Koffi;
+    } catch (e) {
+      koffiCache = new NativeLoadError('koffi', errorText(e));
+    }
+  }
+  if (koffiCache instanceof NativeLoadError) throw koffiCache;
+  return koffiCache;
+}
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function asInt(v: unknown, what: string): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  throw new TypeError(`${what} returned ${typeof v}, expected a number`);
+}
+
+/** koffi 3 returns pointers as bigint and NULL as null. */
+export function asPointer(v: unknown, what: string): bigint | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return v === 0n ? null : v;
+  if (typeof v === 'number') return v === 0 ? null : BigInt(v);
+  throw new TypeError(`${what} returned ${typeof v}, expected a pointer`);
+}
+
+export interface Libc {
+  socket(domain: number, type: number, protocol: number): number;
+  bind(fd: number, addr: Uint8Array): number;
+  setsockopt(fd: number, level: number, name: number, value: Uint8Array): number;
+  sendto(fd: number, buf: Uint8Array, flags: number, addr: Uint8Array): number;
+  recv(fd: number, buf: Uint8Array, flags: number): number;
+  close(fd: number): number;
+  /** Name of an interface index in this network namespace, or undefined. */
+  ifIndexToName(ifindex: number): string | undefined;
+  /** errno left by the last call through koffi. */
+  errno(): number;
+}
+
+let libcCache: Libc | undefined;
+
+export function loadLibc(): Libc {
+  if (libcCache !== undefined) return libcCache;
+  const koffi = loadKoffi();
+  let lib: KoffiLibrary;
+  try {
+    lib = koffi.load('libc.so.6');
+  } catch (e) {
+    throw new NativeLoadError('libc.so.6', errorText(e));
+  }
+  libcCache = bindLibc(koffi, lib);
+  return libcCache;
+}
+
+function bindLibc(koffi: Koffi, lib: KoffiLibrary): Libc {
+  const fn = (proto: string): KoffiFn => lib.func(proto);
+  const socket = fn('int socket(int domain, int type, int protocol)');
+  const bind = fn('int bind(int fd, void *addr, uint32_t addrlen)');
+  const setsockopt = fn('int setsockopt(int fd, int level, int name, void *value, uint32_t len)');
+  const sendto = fn('intptr_t sendto(int fd, void *buf, size_t len, int flags, void *addr, uint32_t addrlen)');
+  const recv = fn('intptr_t recv(int fd, void *buf, size_t len, int flags)');
+  const close = fn('int close(int fd)');
+  const ifIndexToName = fn('void *if_indextoname(uint32_t ifindex, void *name)');
+  return {
+    socket: (d, t, p) => asInt(socket(d, t, p), 'socket'),
+    bind: (fd, addr) => asInt(bind(fd, addr, addr.length), 'bind'),
+    setsockopt: (fd, level, name, v) => asInt(setsockopt(fd, level, name, v, v.length), 'setsockopt'),
+    sendto: (fd, buf, flags, addr) => asInt(sendto(fd, buf, buf.length, flags, addr, addr.length), 'sendto'),
+    recv: (fd, buf, flags) => asInt(recv(fd, buf, buf.length, flags), 'recv'),
+    close: (fd) => asInt(close(fd), 'close'),
+    ifIndexToName: (ifindex) => {
+      // IF_NAMESIZE is 16 (net/if.h).
+      const name = Buffer.alloc(16);
+      if (asPointer(ifIndexToName(ifindex, name), 'if_indextoname') === null) return undefined;
+      const nul = name.indexOf(0);
+      return name.subarray(0, nul < 0 ? name.length : nul).toString('utf8');
+    },
+    errno: () => koffi.errno(),
+  };
+}

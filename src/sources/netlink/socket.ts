@@ -1,0 +1,222 @@
+/**
+ * A blocking NETLINK_RDMA socket driven through koffi: one request, its whole answer.
+ *
+ * Requests are synchronous by design (see ../types.ts); SO_RCVTIMEO bounds the wait so a lost
+ * answer costs at most `timeoutMs`, never a hung sampler.
+ */
+import { constants as osConstants, endianness } from 'node:os';
+import {
+  AF_NETLINK,
+  ERRNO,
+  MSG_TRUNC,
+  NETLINK_EXT_ACK,
+  NETLINK_RDMA,
+  SOCK_CLOEXEC,
+  SOCK_RAW,
+  SOL_NETLINK,
+  SOL_SOCKET,
+  SO_RCVTIMEO,
+} from './constants.js';
+import { type NlMessage, NetlinkDecodeError, decodeMessages } from './codec.js';
+import { type Libc, NativeLoadError, errorText, loadLibc } from './libc.js';
+import { ReplyCollector } from './rdma.js';
+
+const LE = endianness() === 'LE';
+
+export function errnoName(errno: number): string {
+  for (const [name, value] of Object.entries(osConstants.errno)) {
+    if (value === errno) return name;
+  }
+  return `errno ${errno}`;
+}
+
+export type NetlinkUnavailableReason =
+  /** koffi or libc could not be loaded. */
+  | 'ffi-unavailable'
+  /** socket() said EPROTONOSUPPORT/EAFNOSUPPORT: the kernel has no RDMA netlink family. */
+  | 'family-unsupported'
+  /** EPERM/EACCES from socket() or from the kernel for a request. */
+  | 'permission-denied'
+  /** Anything else from socket()/bind(). */
+  | 'socket-error';
+
+/** RDMA netlink cannot be used on this host; the caller falls back to sysfs and logs this once. */
+export class NetlinkUnavailable extends Error {
+  override readonly name = 'NetlinkUnavailable';
+  constructor(
+    readonly reason: NetlinkUnavailableReason,
+    readonly errno: number | undefined,
+    detail: string,
+  ) {
+    super(`RDMA netlink unavailable (${reason}): ${detail}`);
+  }
+}
+
+/** One request failed (kernel error, timeout, malformed answer); the socket stays usable. */
+export class NetlinkRequestError extends Error {
+  override readonly name = 'NetlinkRequestError';
+  constructor(
+    readonly what: string,
+    readonly errno: number | undefined,
+    readonly extAck: string | undefined,
+    detail: string,
+  ) {
+    super(`${what}: ${detail}${extAck === undefined ? '' : ` (kernel: ${extAck})`}`);
+  }
+}
+
+export type SocketOpenResult =
+  | { readonly ok: true; readonly socket: RdmaNetlinkSocket }
+  | { readonly ok: false; readonly error: NetlinkUnavailable };
+
+export interface NetlinkAnswer {
+  readonly messages: readonly NlMessage[];
+  /** The datagrams as received, for captures and debugging. */
+  readonly raw: readonly Uint8Array[];
+}
+
+/** struct sockaddr_nl for the kernel (pid 0, no groups): family u16, pad u16, pid u32, groups u32. */
+function kernelSockaddr(): Uint8Array {
+  const b = new Uint8Array(12);
+  new DataView(b.buffer).setUint16(0, AF_NETLINK, LE);
+  return b;
+}
+
+/** struct timeval on LP64: tv_sec and tv_usec are both 64-bit. */
+function timeval(ms: number): Uint8Array {
+  const b = new Uint8Array(16);
+  const dv = new DataView(b.buffer);
+  dv.setBigInt64(0, BigInt(Math.floor(ms / 1000)), LE);
+  dv.setBigInt64(8, BigInt((ms % 1000) * 1000), LE);
+  return b;
+}
+
+export function classifySocketErrno(errno: number): NetlinkUnavailable {
+  const name = errnoName(errno);
+  if (errno === ERRNO.EPROTONOSUPPORT || errno === ERRNO.EAFNOSUPPORT) {
+    return new NetlinkUnavailable(
+      'family-unsupported',
+      errno,
+      `socket(AF_NETLINK, SOCK_RAW, NETLINK_RDMA) failed with ${name}: this kernel has no RDMA netlink ` +
+        '(CONFIG_INFINIBAND unset or ib_core not loaded)',
+    );
+  }
+  if (errno === ERRNO.EPERM || errno === ERRNO.EACCES) {
+    return new NetlinkUnavailable('permission-denied', errno, `socket(NETLINK_RDMA) failed with ${name}`);
+  }
+  return new NetlinkUnavailable('socket-error', errno, `socket(NETLINK_RDMA) failed with ${name}`);
+}
+
+const RECV_BUFFER_BYTES = 64 * 1024;
+const MAX_DATAGRAMS_PER_ANSWER = 4096;
+
+export class RdmaNetlinkSocket {
+  private seq: number;
+  private closed = false;
+  private readonly buf = Buffer.alloc(RECV_BUFFER_BYTES);
+
+  private constructor(
+    private readonly libc: Libc,
+    private readonly fd: number,
+  ) {
+    this.seq = Math.floor(Date.now() / 1000) & 0x7fffffff;
+  }
+
+  /** `protocol` exists for tests (NETLINK_ROUTE exercises the same plumbing on any host). */
+  static open(options: { readonly timeoutMs?: number; readonly protocol?: number } = {}): SocketOpenResult {
+    let libc: Libc;
+    try {
+      libc = loadLibc();
+    } catch (e) {
+      const detail = e instanceof NativeLoadError ? e.message : errorText(e);
+      return { ok: false, error: new NetlinkUnavailable('ffi-unavailable', undefined, detail) };
+    }
+    const fd = libc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, options.protocol ?? NETLINK_RDMA);
+    if (fd < 0) return { ok: false, error: classifySocketErrno(libc.errno()) };
+    const setup = RdmaNetlinkSocket.setup(libc, fd, options.timeoutMs ?? 1000);
+    if (setup !== undefined) {
+      libc.close(fd);
+      return { ok: false, error: setup };
+    }
+    return { ok: true, socket: new RdmaNetlinkSocket(libc, fd) };
+  }
+
+  private static setup(libc: Libc, fd: number, timeoutMs: number): NetlinkUnavailable | undefined {
+    if (libc.bind(fd, kernelSockaddr()) < 0) {
+      const errno = libc.errno();
+      return new NetlinkUnavailable('socket-error', errno, `bind(NETLINK_RDMA) failed with ${errnoName(errno)}`);
+    }
+    if (libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, timeval(timeoutMs)) < 0) {
+      const errno = libc.errno();
+      return new NetlinkUnavailable('socket-error', errno, `setsockopt(SO_RCVTIMEO) failed with ${errnoName(errno)}`);
+    }
+    // Best effort: kernels since 4.12 then explain EINVAL and friends in text.
+    const one = new Uint8Array(4);
+    new DataView(one.buffer).setInt32(0, 1, LE);
+    libc.setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, one);
+    return undefined;
+  }
+
+  nextSeq(): number {
+    this.seq = (this.seq + 1) >>> 0;
+    return this.seq;
+  }
+
+  /** Sends one request and gathers its answer; throws NetlinkRequestError. */
+  request(what: string, bytes: Uint8Array, seq: number): NetlinkAnswer {
+    if (this.closed) throw new NetlinkRequestError(what, undefined, undefined, 'socket is closed');
+    this.send(what, bytes);
+    const collector = new ReplyCollector(seq);
+    const raw: Uint8Array[] = [];
+    while (!collector.done) {
+      if (raw.length >= MAX_DATAGRAMS_PER_ANSWER) {
+        throw new NetlinkRequestError(what, undefined, undefined, `no end of answer after ${raw.length} datagrams`);
+      }
+      const chunk = this.receive(what);
+      raw.push(chunk);
+      try {
+        collector.feed(decodeMessages(chunk));
+      } catch (e) {
+        if (e instanceof NetlinkDecodeError) throw new NetlinkRequestError(what, undefined, undefined, e.message);
+        throw e;
+      }
+    }
+    if (collector.error !== undefined) {
+      const { errno, extAck } = collector.error;
+      throw new NetlinkRequestError(what, errno, extAck, `kernel answered ${errnoName(errno)}`);
+    }
+    return { messages: collector.data, raw };
+  }
+
+  private send(what: string, bytes: Uint8Array): void {
+    for (;;) {
+      const n = this.libc.sendto(this.fd, bytes, 0, kernelSockaddr());
+      if (n === bytes.length) return;
+      const errno = n < 0 ? this.libc.errno() : undefined;
+      if (errno === ERRNO.EINTR) continue;
+      const detail = errno === undefined ? `short send ${n}/${bytes.length}` : `sendto failed with ${errnoName(errno)}`;
+      throw new NetlinkRequestError(what, errno, undefined, detail);
+    }
+  }
+
+  private receive(what: string): Uint8Array {
+    for (;;) {
+      // MSG_TRUNC makes recv() return the datagram's real length, so truncation is detectable.
+      const n = this.libc.recv(this.fd, this.buf, MSG_TRUNC);
+      if (n > this.buf.length) {
+        throw new NetlinkRequestError(what, undefined, undefined, `answer of ${n} bytes exceeds ${this.buf.length}`);
+      }
+      if (n >= 0) return Uint8Array.prototype.slice.call(this.buf, 0, n);
+      const errno = this.libc.errno();
+      if (errno === ERRNO.EINTR) continue;
+      const detail = errno === ERRNO.EAGAIN ? 'timed out waiting for the kernel' : `recv failed with ${errnoName(errno)}`;
+      throw new NetlinkRequestError(what, errno, undefined, detail);
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.libc.close(this.fd);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './layout.js';
+export * from './native.js';
+export * from './inventory.js';
