@@ -24,6 +24,8 @@ export interface DaemonOptions {
   readonly log: Logger;
   /** Injected by tests; chosen from the host otherwise. */
   readonly measurement?: Measurement;
+  /** Tests drive sampling themselves with `sampleNow()` on this clock. */
+  readonly manualClock?: () => bigint;
 }
 
 export class Daemon {
@@ -115,6 +117,7 @@ export class Daemon {
       sources: this.measurement.sources,
       intervalMs: this.config.sampling.intervalMs,
       windowMs: this.config.sampling.windowMs,
+      ...(this.opts.manualClock ? { clock: this.opts.manualClock } : {}),
       events: {
         portAdded: (p) => log.info({ device: p.ref.device, port: p.ref.port, state: p.attrs.state, netdev: p.attrs.netdev,
           sources: [...new Set(p.sets.map((s) => s.kind))].join(',') }, 'port found'),
@@ -127,7 +130,12 @@ export class Daemon {
         },
       },
     });
-    this.sampler.start();
+    this.sampler.start(this.opts.manualClock !== undefined);
+  }
+
+  /** One sampling tick now (tests with a manual clock). */
+  sampleNow(): void {
+    this.sampler?.tick();
   }
 
   private logPorts(): void {

@@ -56,8 +56,10 @@ export class Sampler {
     this.clock = opts.clock ?? process.hrtime.bigint;
   }
 
-  start(): void {
+  /** Samples now and then every interval; `manual` leaves the ticking to the caller (tests). */
+  start(manual = false): void {
     this.tick();
+    if (manual) return;
     this.timer = setInterval(() => this.tick(), this.opts.intervalMs);
     this.timer.unref();
   }
@@ -108,16 +110,27 @@ export class Sampler {
 
   private readPort(port: SampledPort, now: bigint, windowNs: bigint): void {
     let i = 0;
+    let stale = false;
     for (const set of port.sets) {
       const values = set.read();
       for (const value of values) {
         const c = port.counters[i++];
         if (!c) break;
+        if (!value.ok && value.error.startsWith('ESTALE')) stale = true;
         c.series.update(now, value);
         c.series.trim(now, windowNs);
         if (!value.ok) this.countError(port.ref, c.source, c.series.spec.name, value.error);
       }
     }
+    if (stale) this.reopen(port);
+  }
+
+  /** The port's files were re-created (driver reload): open them again; the next tick starts afresh. */
+  private reopen(port: SampledPort): void {
+    for (const s of port.sets) s.close();
+    this.ports.delete(key(port.ref));
+    this.opts.events?.portRemoved?.(port.ref);
+    this.addPort(port.ref, port.attrs);
   }
 
   private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: string): void {

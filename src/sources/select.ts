@@ -1,11 +1,14 @@
 /**
- * Chooses the measurement sources for this host. Order per quantity:
- * netlink, then sysfs counters/ and hw_counters/, then the netdev. A fake
- * sysfs tree (`--path.sysfs` other than /sys) can only be read through sysfs:
- * libibverbs and netlink always see the real kernel.
+ * Chooses the measurement sources for this host. Ports and their attributes
+ * come from libibverbs when it sees devices, else from sysfs. Counters, per
+ * quantity in this order: RDMA netlink, sysfs counters/ and hw_counters/,
+ * then the port's netdev. A fake sysfs tree (`--path.sysfs` other than /sys)
+ * is read through sysfs only: libibverbs and netlink always see the real kernel.
  */
 import { SysfsInventory, SysfsCountersSource, SysfsHwCountersSource, DEFAULT_SYSFS_ROOT } from './sysfs/index.js';
 import { NetdevSource } from './netdev.js';
+import { openVerbsInventory } from './verbs/index.js';
+import { NetlinkCounterSource } from './netlink/index.js';
 import type { CounterSource, PortInventory } from './types.js';
 
 export interface Measurement {
@@ -17,15 +20,39 @@ export interface Measurement {
 
 export interface SelectOptions {
   readonly sysfsRoot: string;
+  /** Skip libibverbs and netlink even on the real /sys (tests, `--no-native`). */
+  readonly sysfsOnly?: boolean;
 }
 
 export function selectSources(opts: SelectOptions): Measurement {
   const sysfs = { sysfsRoot: opts.sysfsRoot };
+  const fileSources: CounterSource[] = [new SysfsCountersSource(sysfs), new SysfsHwCountersSource(sysfs), new NetdevSource(sysfs)];
+  if (opts.sysfsOnly || opts.sysfsRoot !== DEFAULT_SYSFS_ROOT) {
+    const why = opts.sysfsOnly ? 'native sources disabled' : `--path.sysfs=${opts.sysfsRoot}`;
+    return { inventory: new SysfsInventory(sysfs), sources: fileSources, notes: [`${why}: reading ports and counters from sysfs only`] };
+  }
   const notes: string[] = [];
-  if (opts.sysfsRoot !== DEFAULT_SYSFS_ROOT) notes.push(`--path.sysfs=${opts.sysfsRoot}: reading ports and counters from sysfs only`);
-  return {
-    inventory: new SysfsInventory(sysfs),
-    sources: [new SysfsCountersSource(sysfs), new SysfsHwCountersSource(sysfs), new NetdevSource(sysfs)],
-    notes,
-  };
+  return { inventory: chooseInventory(opts.sysfsRoot, notes), sources: [...netlinkSource(notes), ...fileSources], notes };
+}
+
+function chooseInventory(sysfsRoot: string, notes: string[]): PortInventory {
+  const verbs = openVerbsInventory();
+  if (verbs.ok && verbs.inventory.listPorts().length > 0) {
+    notes.push('ports and attributes from libibverbs');
+    return verbs.inventory;
+  }
+  if (verbs.ok) verbs.inventory.close();
+  const why = verbs.ok ? 'libibverbs lists no port' : verbs.error.message;
+  notes.push(`${why}; ports and attributes from sysfs (${sysfsRoot}/class/infiniband)`);
+  return new SysfsInventory({ sysfsRoot });
+}
+
+function netlinkSource(notes: string[]): CounterSource[] {
+  const nl = NetlinkCounterSource.create({ timeoutMs: 500 });
+  if (nl.ok) {
+    notes.push('counters from RDMA netlink first, then sysfs and the netdev');
+    return [nl.source];
+  }
+  notes.push(`${nl.error.message}; counters from sysfs and the netdev`);
+  return [];
 }

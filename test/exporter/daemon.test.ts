@@ -1,0 +1,199 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { writeFileSync, rmSync, readFileSync } from 'node:fs';
+import { one, series, startDaemon, type Running } from './harness.js';
+
+// rxe0 on veth0 (fixture rxe_6_1): active IB MTU 4096, so each 4096-byte data grain
+// is one packet: 60 packets/s and 60 x (4096 + 44 + 14) = 249,240 l2 bytes/s.
+const RXE_CONFIG = `
+sampling: { interval: 1s, window: 4s }
+drift: { tolerance: 0.05 }
+ports:
+  - { device: rxe0, port: 1, mtu: auto, capacity: auto }
+flows:
+  - { flow: flows/data_60.json, device: rxe0, port: 1, direction: tx }
+`;
+
+let run: Running | undefined;
+afterEach(async () => {
+  await run?.stop();
+  run = undefined;
+});
+
+/** Advances rxe0's tx counters as `seconds` of traffic at the given rates. */
+function traffic(r: Running, state: { pkts: bigint; bytes: bigint }, pktsPerSecond: number, bytesPerSecond: number, seconds = 1): void {
+  state.pkts += BigInt(pktsPerSecond * seconds);
+  state.bytes += BigInt(bytesPerSecond * seconds);
+  r.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', state.pkts);
+  r.fx.setNetdevStat('veth0', 'tx_bytes', state.bytes);
+  r.tick(seconds);
+}
+
+describe('daemon over HTTP on fixture trees', () => {
+  it('measures exact rates and zero drift when traffic matches the model', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    const c = { pkts: 200n, bytes: 13_420_822n };
+    for (let i = 0; i < 3; i++) traffic(run, c, 60, 249_240);
+    const m = await run.scrape();
+    const port = { device: 'rxe0', port: '1', direction: 'tx' };
+    expect(one(m, 'mxl_fabric_port_predicted_packets_per_second', port)).toBe(60);
+    expect(one(m, 'mxl_fabric_port_predicted_bytes_per_second', { ...port, layer: 'l2' })).toBe(249_240);
+    expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { ...port, source: 'sysfs_hw_counters' })).toBe(60);
+    expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { ...port, source: 'netdev', layer: 'l2' })).toBe(249_240);
+    expect(one(m, 'mxl_fabric_port_drift_ratio', { ...port, quantity: 'bytes' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_drift_ratio', { ...port, quantity: 'packets' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_active_mtu_bytes', { device: 'rxe0' })).toBe(4096);
+    expect(one(m, 'mxl_fabric_port_model_mtu_bytes', { device: 'rxe0', from: 'port' })).toBe(4140);
+    expect(one(m, 'mxl_fabric_port_capacity_bytes_per_second', { device: 'rxe0' })).toBe(1.25e9);
+    expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_transmitted_packets_total', { device: 'rxe0', source: 'sysfs_hw_counters' })).toBe(380);
+    expect(one(m, 'mxl_fabric_port_info', { device: 'rxe0', netdev: 'veth0', link_layer: 'Ethernet', state: 'ACTIVE' })).toBe(1);
+    expect(one(m, 'mxl_fabric_exporter_config_last_reload_successful')).toBe(1);
+    expect(one(m, 'mxl_fabric_exporter_build_info')).toBe(1);
+    expect(series(m, 'process_resident_memory_bytes').size).toBe(1);
+  });
+
+  it('reports drift when the port carries 10 % more than predicted', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    const c = { pkts: 0n, bytes: 0n };
+    for (let i = 0; i < 4; i++) traffic(run, c, 66, 274_164);
+    const m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_drift_ratio', { device: 'rxe0', direction: 'tx', quantity: 'packets' })).toBeCloseTo(0.1, 12);
+    expect(one(m, 'mxl_fabric_port_drift_ratio', { device: 'rxe0', direction: 'tx', quantity: 'bytes' })).toBeCloseTo(0.1, 12);
+    expect(one(m, 'mxl_fabric_port_drift_ratio', { device: 'rxe0', direction: 'rx' })).toBeUndefined();
+  });
+
+  it('a counter reset (driver reload) never gives a negative or huge rate, and totals stay monotonic', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    const c = { pkts: 200n, bytes: 13_420_822n };
+    traffic(run, c, 60, 249_240);
+    traffic(run, c, 60, 249_240);
+    const before = one(await run.scrape(), 'mxl_fabric_port_transmitted_packets_total', { source: 'sysfs_hw_counters' })!;
+    c.pkts = 0n;
+    c.bytes = 0n;
+    traffic(run, c, 60, 249_240); // counters restart near zero
+    let m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { direction: 'tx', source: 'sysfs_hw_counters' })).toBe(60);
+    expect(one(m, 'mxl_fabric_port_transmitted_packets_total', { source: 'sysfs_hw_counters' })).toBe(before);
+    traffic(run, c, 60, 249_240);
+    m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { direction: 'tx', source: 'sysfs_hw_counters' })).toBe(60);
+    expect(one(m, 'mxl_fabric_port_transmitted_packets_total', { source: 'sysfs_hw_counters' })).toBe(before + 60);
+  });
+
+  it('a saturated 32-bit PMA counter has no rate and is flagged', async () => {
+    run = await startDaemon('saturated', `ports: [{ device: mlx4_0, port: 1, mtu: 2048 }]\nflows: []\n`);
+    run.tick();
+    run.tick();
+    const m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_counter_saturated', { device: 'mlx4_0', counter: 'port_xmit_data' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx4_0', direction: 'tx', source: 'sysfs_counters' })).toBeUndefined();
+  });
+
+  it('a vanished device drops only its series; it comes back when re-added', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    run.tick();
+    run.fx.removeDevice('rxe0');
+    run.tick();
+    let m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(0);
+    expect(series(m, 'mxl_fabric_port_info').size).toBe(0);
+    expect(series(m, 'mxl_fabric_port_measured_packets_per_second').size).toBe(0);
+    expect(one(m, 'mxl_fabric_port_predicted_packets_per_second', { device: 'rxe0', direction: 'tx' })).toBeUndefined(); // mtu auto: unknown now
+    expect(one(m, 'mxl_fabric_flow_info', { device: 'rxe0' })).toBe(1);
+    run.fx.readdDevice('rxe0');
+    run.tick();
+    run.tick();
+    m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { direction: 'tx', source: 'sysfs_hw_counters' })).toBe(0);
+    expect(run.logs.join('')).toContain('msg="port vanished" device=rxe0');
+  });
+
+  it('a port going down shows in port_up and port_info', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    run.fx.setPortState('rxe0', 1, 'DOWN');
+    run.tick();
+    const m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_info', { device: 'rxe0', state: 'DOWN' })).toBe(1);
+  });
+
+  it('unreadable files fail only their own counters', async () => {
+    run = await startDaemon('einval', 'flows: []\n', (fx) => fx.applyErrorInjections());
+    run.tick();
+    run.tick();
+    const res = await run.get('/metrics');
+    expect(res.status).toBe(200);
+    const m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'port_rcv_data' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'np_cnp_sent' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'port_xmit_data' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_2', direction: 'tx', source: 'sysfs_counters' })).toBeDefined();
+    expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_2', direction: 'rx', source: 'sysfs_counters' })).toBeUndefined();
+    expect(one(m, 'mxl_fabric_exporter_counter_read_errors_total', { device: 'mlx5_2', source: 'sysfs_counters' })).toBeGreaterThan(0);
+  });
+
+  it('serves every prediction and says so plainly on a host without RDMA', async () => {
+    run = await startDaemon('empty', RXE_CONFIG.replace('mtu: auto', 'mtu: 4096'));
+    const m = await run.scrape();
+    expect(one(m, 'mxl_fabric_port_predicted_bytes_per_second', { device: 'rxe0', direction: 'tx', layer: 'wire' })).toBe(255_600);
+    expect(one(m, 'mxl_fabric_exporter_rdma_ports')).toBe(0);
+    expect(series(m, 'mxl_fabric_port_measured_bytes_per_second').size).toBe(0);
+    const page = await (await run.get('/')).text();
+    expect(page).toContain('No RDMA port was found');
+    expect(page).toContain('<a href="/metrics">Metrics</a>');
+    expect(run.logs.join('')).toContain('No RDMA port was found');
+  });
+
+  it('answers only documented routes and methods', async () => {
+    run = await startDaemon('empty', 'flows: []\n');
+    expect((await run.get('/-/healthy')).status).toBe(200);
+    expect((await run.get('/-/ready')).status).toBe(200);
+    expect((await run.get('/nope')).status).toBe(404);
+    const r = await run.get('/metrics', { method: 'POST' });
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('GET');
+    expect((await run.get('/-/reload')).status).toBe(405);
+    expect((await run.get('/metrics')).headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+  });
+});
+
+describe('reload', () => {
+  it('applies a good config, keeps the old one on bad YAML, a bad flow or a deleted file', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    const flowsOf = async (): Promise<number> => series(await run!.scrape(), 'mxl_fabric_flow_info').size;
+    const reloadOk = async (): Promise<number | undefined> => one(await run!.scrape(), 'mxl_fabric_exporter_config_last_reload_successful');
+    expect(await flowsOf()).toBe(1);
+
+    writeFileSync(run.configFile, `${RXE_CONFIG}  - { flow: flows/audio_2ch_48k.json, device: rxe0, direction: tx }\n`);
+    expect((await run.get('/-/reload', { method: 'POST' })).status).toBe(200);
+    expect(await flowsOf()).toBe(2);
+
+    writeFileSync(run.configFile, 'flows: [\n');
+    const bad = await run.get('/-/reload', { method: 'POST' });
+    expect(bad.status).toBe(500);
+    expect(await bad.text()).toMatch(new RegExp(`^failed to reload config: ${run.configFile}:\\d+:\\d+: `));
+    expect(await flowsOf()).toBe(2);
+    expect(await reloadOk()).toBe(0);
+
+    const flowFile = run.configFile.replace('config.yaml', 'flows/audio_2ch_48k.json');
+    const goodFlow = readFileSync(flowFile, 'utf8');
+    writeFileSync(run.configFile, `${RXE_CONFIG}  - { flow: flows/audio_2ch_48k.json, device: rxe0, direction: tx }\n`);
+    writeFileSync(flowFile, goodFlow.replace('"bit_depth": 32', '"bit_depth": 24'));
+    const badFlow = await (await run.get('/-/reload', { method: 'POST' })).text();
+    expect(badFlow).toContain(`${flowFile}:11:16: bit_depth: MXL audio is 32- or 64-bit float, got 24`);
+    expect(await flowsOf()).toBe(2);
+
+    rmSync(run.configFile);
+    expect((await run.get('/-/reload', { method: 'POST' })).status).toBe(500);
+    expect(await flowsOf()).toBe(2);
+    expect(await reloadOk()).toBe(0);
+    expect(run.logs.join('')).toContain('config reload failed; keeping the running config');
+
+    writeFileSync(flowFile, goodFlow);
+    writeFileSync(run.configFile, RXE_CONFIG);
+    expect((await run.get('/-/reload', { method: 'POST' })).status).toBe(200);
+    expect(await flowsOf()).toBe(1);
+    expect(await reloadOk()).toBe(1);
+  });
+});
