@@ -6,5 +6,6 @@ export default defineConfig({
     exclude: ['test/rxe/**', 'node_modules/**'],
     pool: 'forks',
     testTimeout: 20000,
+    reporters: ['default', './test/summary-reporter.ts'],
   },
 });

@@ -19,7 +19,10 @@ export function grouped(value: number): string {
 /** Pads columns of a table; the first row is the header. */
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  const line = (r: string[]): string => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  // Columns whose first value is a number are right-aligned, header included.
+  const right = (rows[1] ?? []).map((cell) => /^[\d,.]+( |$)/.test(cell));
+  const line = (r: string[]): string =>
+    r.map((cell, c) => (right[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd();
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
