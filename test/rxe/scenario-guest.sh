@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs inside the soft-RoCE guest (test/rxe/run.sh): the exporter on the real rxe0/rxe1,
+# MXL-shaped traffic from native/mxl-loadgen, checks of the native sources. The host side
+# (scenario-host.mjs) scrapes the exporter with a real Prometheus through qemu's hostfwd and
+# follows the phases through marker files in $RXE_OUT.
+#
+# Timeline (seconds after phase A starts): 0 known flows start; 30 a flow the config does not
+# know joins; 60 known flows stop; 62 idle checks.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+: "${RXE_OUT:?RXE_OUT is set by guest.sh}"
+SCENARIO=test/rxe/scenario
+LOADGEN=native/build/mxl-loadgen
+PHASE_A_SECONDS=60
+PHASE_B_AFTER=30
+PHASE_B_SECONDS=28
+
+log() { echo "scenario-guest: $*" >&2; }
+mark() { date +%s.%N >"$RXE_OUT/phase-$1"; log "phase $1"; }
+fail() { log "FAIL: $*"; echo "$*" >>"$RXE_OUT/guest-failures.txt"; }
+cli() { node dist/cli/main.js "$@"; }
+
+calc_flows() { # calc_flows OUT FLOW... -> the model's writes per grain, for the load generator
+  local out=$1; shift
+  cli calc --provider rdma_rocev2_mxl_v1 --ib-mtu 4096 --output json "$@" >"$out"
+}
+
+wait_ready() {
+  local i
+  for i in $(seq 120); do
+    node -e 'fetch("http://127.0.0.1:9842/-/ready").then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
+# Native sources against the real kernel: libibverbs attributes, netlink = sysfs when idle.
+check_native() { # check_native LABEL
+  node dist/sources/probe.js >"$RXE_OUT/probe-$1.json"
+  node test/rxe/check-native.mjs "$RXE_OUT/probe-$1.json" /sys >"$RXE_OUT/native-$1.txt" 2>&1 ||
+    fail "native check $1: $(tail -n 3 "$RXE_OUT/native-$1.txt")"
+  cat "$RXE_OUT/native-$1.txt" >&2
+}
+
+main() {
+  [[ -x $LOADGEN ]] || { fail "no $LOADGEN: build it on the host (npm run build:native)"; exit 1; }
+  ulimit -l unlimited 2>/dev/null || true
+  calc_flows "$RXE_OUT/known.json" $SCENARIO/flows/{video,audio,data}.json
+  calc_flows "$RXE_OUT/unknown.json" $SCENARIO/flows/unknown-video.json
+  cli devices --output json >"$RXE_OUT/devices.json"
+  check_native before
+
+  cli serve --config.file $SCENARIO/config.yaml --web.listen-address :9842 --log.format json \
+    >"$RXE_OUT/exporter.log" 2>&1 &
+  local exporter=$!
+  wait_ready || { fail "exporter not ready"; exit 1; }
+  mark ready
+
+  $LOADGEN serve --bind 192.168.77.2:7472 --until-disconnect --json >"$RXE_OUT/serve-a.json" 2>"$RXE_OUT/serve-a.err" &
+  $LOADGEN serve --bind 192.168.77.2:7473 --until-disconnect --json >"$RXE_OUT/serve-b.json" 2>"$RXE_OUT/serve-b.err" &
+  sleep 1
+  mark a
+  $LOADGEN send --connect 192.168.77.2:7472 --source 192.168.77.1 --flows-json "$RXE_OUT/known.json" \
+    --duration $PHASE_A_SECONDS --json >"$RXE_OUT/send-a.json" 2>"$RXE_OUT/send-a.err" &
+  local send_a=$!
+  sleep $PHASE_B_AFTER
+  mark b
+  $LOADGEN send --connect 192.168.77.2:7473 --source 192.168.77.1 --flows-json "$RXE_OUT/unknown.json" \
+    --duration $PHASE_B_SECONDS --json >"$RXE_OUT/send-b.json" 2>"$RXE_OUT/send-b.err" &
+  local send_b=$!
+  wait $send_a || fail "known-flow sender failed: $(tail -n 2 "$RXE_OUT/send-a.err")"
+  wait $send_b || fail "unknown-flow sender failed: $(tail -n 2 "$RXE_OUT/send-b.err")"
+  mark idle
+  sleep 2
+  check_native after
+
+  local i
+  for i in $(seq 120); do [[ -e $RXE_OUT/host-done ]] && break; sleep 0.5; done
+  kill "$exporter" 2>/dev/null || true
+  wait "$exporter" 2>/dev/null || true
+  [[ ! -s $RXE_OUT/guest-failures.txt ]]
+}
+
+main "$@"

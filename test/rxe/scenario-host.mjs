@@ -1,0 +1,185 @@
+// Host side of the soft-RoCE scenario: a real Prometheus scrapes the exporter in the guest
+// (through qemu's hostfwd), evaluates the project's alert rules with a short `for:`, and this
+// script checks, per phase, what the issue asks:
+//   A (known flows only): predicted = the model exactly; measured packets and l2 bytes within
+//     2 % of it (port_drift_ratio) for rxe0 tx and rxe1 rx; the drift alert is not firing.
+//   B (a flow the config does not know joins): the drift alert fires for rxe0 tx.
+// usage: node scenario-host.mjs --out DIR --exporter HOST:PORT
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import YAML from 'yaml';
+
+const { values: args } = parseArgs({ options: { out: { type: 'string' }, exporter: { type: 'string' } } });
+const OUT = args.out;
+const REPO = new URL('../..', import.meta.url).pathname;
+const TEST_FOR = '5s';
+const DRIFT_LIMIT = 0.02;
+const report = { checks: [], numbers: {} };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (m) => console.error(`scenario-host: ${m}`);
+
+function check(ok, what, numbers) {
+  report.checks.push({ ok, what, ...(numbers ? { numbers } : {}) });
+  log(`${ok ? 'ok  ' : 'FAIL'} ${what}${numbers ? ` ${JSON.stringify(numbers)}` : ''}`);
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The project's rules with every `for:` shortened, so the test sees alerts within seconds. */
+function testRules(dir) {
+  const rulesDir = process.env.RXE_RULES_DIR ?? join(REPO, 'deploy/prometheus/rules');
+  const files = ['alerts.yml', 'recording.yml'].map((f) => join(rulesDir, f));
+  const missing = files.filter((f) => !existsSync(f));
+  if (missing.length) throw new Error(`missing rule files: ${missing.join(', ')}`);
+  return files.map((file) => {
+    const doc = YAML.parse(readFileSync(file, 'utf8'));
+    for (const g of doc.groups) {
+      g.interval = '1s';
+      for (const r of g.rules) if (r.for) r.for = TEST_FOR;
+    }
+    const target = join(dir, `test-${file.split('/').pop()}`);
+    writeFileSync(target, YAML.stringify(doc));
+    return target;
+  });
+}
+
+function driftAlertNames(ruleFiles) {
+  const names = [];
+  for (const f of ruleFiles) {
+    for (const g of YAML.parse(readFileSync(f, 'utf8')).groups) {
+      for (const r of g.rules) if (r.alert && /port_drift_ratio/.test(r.expr)) names.push(r.alert);
+    }
+  }
+  if (!names.length) throw new Error('no alert rule on mxl_fabric_port_drift_ratio in deploy/prometheus/rules');
+  return names;
+}
+
+async function startPrometheus(dir, ruleFiles) {
+  const port = await freePort();
+  const config = {
+    global: { scrape_interval: '1s', evaluation_interval: '1s' },
+    rule_files: ruleFiles,
+    scrape_configs: [{ job_name: 'mxl-fabric-exporter', static_configs: [{ targets: [args.exporter] }] }],
+  };
+  writeFileSync(join(dir, 'prometheus.yml'), YAML.stringify(config));
+  const proc = spawn('prometheus', [
+    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+    `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1h', '--log.level=warn',
+  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  proc.stderr.on('data', (d) => writeFileSync(join(dir, 'prometheus.log'), d, { flag: 'a' }));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/-/ready`)).ok) return { proc, base };
+    } catch { /* starting */ }
+    await sleep(200);
+  }
+  throw new Error('prometheus did not become ready');
+}
+
+async function query(base, q) {
+  const r = await (await fetch(`${base}/api/v1/query?query=${encodeURIComponent(q)}`)).json();
+  if (r.status !== 'success') throw new Error(`query ${q}: ${r.error}`);
+  return r.data.result.map((s) => ({ labels: s.metric, value: Number(s.value[1]) }));
+}
+
+async function waitFor(file, timeoutMs) {
+  const path = join(OUT, file);
+  for (let t = 0; t < timeoutMs; t += 250) {
+    if (existsSync(path)) return Date.now();
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${file} from the guest`);
+}
+
+function modelTotals() {
+  const flows = JSON.parse(readFileSync(join(OUT, 'known.json'), 'utf8'));
+  return {
+    packets: flows.reduce((a, f) => a + f.packetsPerSecond, 0),
+    l2: flows.reduce((a, f) => a + f.bytesPerSecond.l2, 0),
+  };
+}
+
+async function phaseA(base, alerts) {
+  const model = modelTotals();
+  report.numbers.model = model;
+  for (const [device, direction] of [['rxe0', 'tx'], ['rxe1', 'rx']]) {
+    const sel = `device="${device}",direction="${direction}"`;
+    const [pp] = await query(base, `mxl_fabric_port_predicted_packets_per_second{${sel}}`);
+    const [pb] = await query(base, `mxl_fabric_port_predicted_bytes_per_second{${sel},layer="l2"}`);
+    check(Math.abs(pp?.value - model.packets) <= 1e-9 * model.packets, `${device} ${direction} predicted packets/s = model`, { prometheus: pp?.value, model: model.packets });
+    check(Math.abs(pb?.value - model.l2) <= 1e-9 * model.l2, `${device} ${direction} predicted l2 bytes/s = model`, { prometheus: pb?.value, model: model.l2 });
+    const measured = await query(base, `mxl_fabric_port_measured_packets_per_second{${sel}}`);
+    const measuredBytes = await query(base, `mxl_fabric_port_measured_bytes_per_second{${sel},layer="l2"}`);
+    report.numbers[`${device}_${direction}_measured`] = {
+      packets: Object.fromEntries(measured.map((m) => [m.labels.source, m.value])),
+      l2bytes: Object.fromEntries(measuredBytes.map((m) => [m.labels.source, m.value])),
+    };
+    for (const quantity of ['packets', 'bytes']) {
+      const [d] = await query(base, `mxl_fabric_port_drift_ratio{${sel},quantity="${quantity}"}`);
+      check(d !== undefined && Math.abs(d.value) <= DRIFT_LIMIT, `${device} ${direction} ${quantity} drift within 2 %`, { drift: d?.value });
+    }
+  }
+  const [attrs] = await query(base, 'mxl_fabric_port_info{device="rxe0"}');
+  check(attrs?.labels.attributes_source === 'verbs', 'rxe0 attributes come from libibverbs', attrs?.labels);
+  const nl = await query(base, 'mxl_fabric_port_measured_packets_per_second{device="rxe0",direction="tx",source="netlink"}');
+  check(nl.length === 1, 'rxe0 packets measured over RDMA netlink');
+  const firing = await query(base, `ALERTS{alertname=~"${alerts.join('|')}"}`);
+  check(firing.length === 0, 'drift alert inactive while traffic matches the model', { alerts: firing.map((a) => a.labels) });
+}
+
+async function phaseB(base, alerts, deadline) {
+  while (Date.now() < deadline) {
+    const firing = await query(base, `ALERTS{alertname=~"${alerts.join('|')}",alertstate="firing",device="rxe0"}`);
+    if (firing.length) {
+      const [d] = await query(base, 'mxl_fabric_port_drift_ratio{device="rxe0",direction="tx",quantity="bytes"}');
+      check(true, 'drift alert fires for rxe0 when an unknown flow joins', { alert: firing[0].labels.alertname, drift: d?.value });
+      return;
+    }
+    await sleep(1000);
+  }
+  check(false, 'drift alert fires for rxe0 when an unknown flow joins (timed out)');
+}
+
+async function main() {
+  const dir = join(OUT, 'prometheus');
+  mkdirSync(dir, { recursive: true });
+  const rules = testRules(dir);
+  const alerts = driftAlertNames(rules);
+  const prom = await startPrometheus(dir, rules);
+  try {
+    const ruleCheck = await (await fetch(`${prom.base}/api/v1/rules`)).json();
+    check(ruleCheck.data.groups.length > 0, `Prometheus loaded the project's rules (${alerts.join(', ')} for drift)`);
+    await waitFor('phase-ready', 420_000);
+    const startA = await waitFor('phase-a', 60_000);
+    await sleep(Math.max(0, startA + 22_000 - Date.now()));
+    await phaseA(prom.base, alerts);
+    const startB = await waitFor('phase-b', 60_000);
+    await phaseB(prom.base, alerts, startB + 27_000);
+    await waitFor('phase-idle', 90_000);
+  } finally {
+    writeFileSync(join(OUT, 'host-done'), '');
+    prom.proc.kill('SIGTERM');
+    writeFileSync(join(OUT, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  }
+  const failed = report.checks.filter((c) => !c.ok);
+  log(`${report.checks.length - failed.length} passed, ${failed.length} failed`);
+  process.exit(failed.length ? 1 : 0);
+}
+
+main().catch((e) => {
+  log(`error: ${e.message}`);
+  writeFileSync(join(OUT, 'host-done'), '');
+  writeFileSync(join(OUT, 'report.json'), `${JSON.stringify({ ...report, error: e.message }, null, 2)}\n`);
+  process.exit(1);
+});
