@@ -18,7 +18,7 @@ import {
   SO_RCVTIMEO,
 } from './constants.js';
 import { type NlMessage, NetlinkDecodeError, decodeMessages } from './codec.js';
-import { type Libc, NativeLoadError, errorText, loadLibc } from './libc.js';
+import { type Libc, NativeLoadError, errorText, loadLibc } from '../../ffi/libc.js';
 import { ReplyCollector } from './rdma.js';
 
 const LE = endianness() === 'LE';

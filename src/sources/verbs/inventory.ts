@@ -2,7 +2,7 @@
  * PortInventory over libibverbs: devices and ports as the verbs provider reports them.
  */
 import type { PortAttributes, PortInventory, PortRef } from '../types.js';
-import { NativeLoadError, errorText } from '../netlink/libc.js';
+import { NativeLoadError, errorText } from '../../ffi/libc.js';
 import { errnoName } from '../netlink/socket.js';
 import {
   DEVICE_ATTR_SIZE,

@@ -17,7 +17,7 @@ import {
   errorText,
   loadKoffi,
   loadLibc,
-} from '../netlink/libc.js';
+} from '../../ffi/libc.js';
 import { GID_ENTRY_SIZE } from './layout.js';
 
 export interface DeviceList {
