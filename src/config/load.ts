@@ -8,12 +8,15 @@ import { Fields } from '../input/fields.js';
 import { InputError, type PathItem, type Problem, SourceText } from '../input/problems.js';
 import { parseBitRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
-import { type Config, type FlowBinding, type PortConfig, portKey } from './types.js';
+import { type Config, type DomainConfig, type FlowBinding, type PortConfig, portKey } from './types.js';
 import type { Direction } from '../sources/types.js';
 
-const TOP_KEYS = ['sampling', 'drift', 'headroom', 'providers', 'ports', 'flows'] as const;
+const TOP_KEYS = ['sampling', 'drift', 'headroom', 'providers', 'ports', 'flows', 'domains'] as const;
+const DOMAIN_KEYS = ['path', 'device', 'port', 'direction', 'include', 'exclude', 'provider', 'ptime'] as const;
 const PORT_KEYS = ['device', 'port', 'provider', 'mtu', 'ib_mtu', 'capacity', 'headroom'] as const;
 const FLOW_KEYS = ['flow', 'device', 'port', 'direction', 'ptime', 'provider'] as const;
+/** MXL's usual domain (mxl-facts: flows live in /dev/shm/mxl). */
+export const DEFAULT_DOMAIN = '/dev/shm/mxl';
 export const DEFAULTS = { intervalMs: 1000, windowMs: 10_000, driftTolerance: 0.05, headroom: 0.9, provider: 'rdma_rocev2' } as const;
 
 /** RDMA device names as the kernel allows them (IB_DEVICE_NAME_MAX 64) and nothing that walks paths. */
@@ -40,7 +43,7 @@ export function parseConfig(file: string, text: string): Config {
 }
 
 function emptyConfig(file: string): Config {
-  return { file, sampling: { intervalMs: DEFAULTS.intervalMs, windowMs: DEFAULTS.windowMs }, driftTolerance: DEFAULTS.driftTolerance, providers: new ProfileRegistry(), ports: [], flows: [] };
+  return { file, sampling: { intervalMs: DEFAULTS.intervalMs, windowMs: DEFAULTS.windowMs }, driftTolerance: DEFAULTS.driftTolerance, providers: new ProfileRegistry(), ports: [], flows: [], domains: [] };
 }
 
 function readConfig(file: string, root: Fields): Config {
@@ -53,8 +56,10 @@ function readConfig(file: string, root: Fields): Config {
   const providers = readProviders(root);
   const ports = (root.list('ports', false) ?? []).flatMap((i) => readPort(root, i.node, i.path, providers, headroom) ?? []);
   const flows = (root.list('flows', false) ?? []).flatMap((i) => readBinding(root, i.node, i.path, file, providers, ports) ?? []);
+  const domains = (root.list('domains', false) ?? []).flatMap((i) => readDomain(root, i.node, i.path, providers, ports) ?? []);
   rejectDuplicates(root, ports, flows);
-  return { file, sampling, driftTolerance, providers, ports: withImpliedPorts(ports, flows, headroom), flows: flows.map((f) => f.binding) };
+  const implied = [...flows.map((f) => f.binding), ...domains];
+  return { file, sampling, driftTolerance, providers, ports: withImpliedPorts(ports, implied, headroom), flows: flows.map((f) => f.binding), domains };
 }
 
 function readSampling(root: Fields): Config['sampling'] {
@@ -173,6 +178,33 @@ function readBinding(
   return { binding: { flow, device, port, direction, provider, grainDuration, origin: 'config' }, node: f };
 }
 
+function readDomain(root: Fields, node: Node, path: PathItem[], providers: ProfileRegistry, ports: PortConfig[]): DomainConfig | undefined {
+  const f = root.child(node, path);
+  if (!f) return undefined;
+  f.rejectUnknown(DOMAIN_KEYS);
+  const dir = f.string('path', false) ?? DEFAULT_DOMAIN;
+  if (!isAbsolute(dir) || dir.includes('\0')) f.report('path', `domain path "${dir}" must be absolute`);
+  const { device, port } = readPortRef(f);
+  const direction = f.oneOf<Direction>('direction', ['tx', 'rx'], true);
+  const portConfig = ports.find((p) => p.device === device && p.port === port);
+  const provider = readProvider(f, providers, portConfig?.provider);
+  const grainDuration = rawDuration(f, 'ptime') ?? DEFAULT_AUDIO_GRAIN_DURATION;
+  const include = patterns(f, 'include');
+  const exclude = patterns(f, 'exclude');
+  if (!device || port === undefined || !direction || !provider || !isAbsolute(dir)) return undefined;
+  return { path: dir, device, port, direction, include, exclude, provider, grainDuration };
+}
+
+function patterns(f: Fields, key: string): string[] {
+  const items = f.list(key, false) ?? [];
+  return items.flatMap((item) => {
+    const v = item.node.toJSON() as unknown;
+    if (typeof v === 'string' && v !== '') return [v];
+    f.problems.push(f.src.problem(item.node, item.path, 'expected a non-empty string (a glob on label, id or group hint)'));
+    return [];
+  });
+}
+
 function checkGrain(f: Fields, flow: FlowDefinition, grainDuration: Rational): void {
   try {
     grainOf(mediaOf(flow, grainDuration));
@@ -220,9 +252,9 @@ function rejectDuplicates(root: Fields, ports: PortConfig[], flows: ReadBinding[
   }
 }
 
-function withImpliedPorts(ports: PortConfig[], flows: ReadBinding[], headroom: number): PortConfig[] {
+function withImpliedPorts(ports: PortConfig[], bound: readonly { device: string; port: number; provider: ProviderProfile }[], headroom: number): PortConfig[] {
   const out = [...ports];
-  for (const { binding: b } of flows) {
+  for (const b of bound) {
     if (out.some((p) => p.device === b.device && p.port === b.port)) continue;
     out.push({ device: b.device, port: b.port, provider: b.provider, mtu: 'auto', capacityBitsPerSecond: 'auto', headroom, declared: false });
   }

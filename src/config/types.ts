@@ -31,6 +31,19 @@ export interface FlowBinding {
   readonly origin: 'config' | 'domain';
 }
 
+/** An MXL domain to discover flows in; its flows are bound like `flows:` entries. */
+export interface DomainConfig {
+  readonly path: string;
+  readonly device: string;
+  readonly port: number;
+  readonly direction: Direction;
+  /** Glob patterns (`*`, `?`) matched against a flow's label, id and group hints; empty = all. */
+  readonly include: readonly string[];
+  readonly exclude: readonly string[];
+  readonly provider: ProviderProfile;
+  readonly grainDuration: Rational;
+}
+
 export interface Config {
   readonly file: string;
   readonly sampling: SamplingConfig;
@@ -38,6 +51,7 @@ export interface Config {
   readonly providers: ProfileRegistry;
   readonly ports: readonly PortConfig[];
   readonly flows: readonly FlowBinding[];
+  readonly domains: readonly DomainConfig[];
 }
 
 export const portKey = (p: { device: string; port: number }): string => `${p.device}/${p.port}`;

@@ -15,6 +15,8 @@ import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
 import { landingPage } from './landing.js';
 import { buildView, type ExporterState } from './view.js';
+import { DomainMonitor } from '../domain/monitor.js';
+import { loadPosix, type Posix } from '../ffi/posix.js';
 
 export interface DaemonOptions {
   readonly configFile: string;
@@ -32,6 +34,8 @@ export class Daemon {
   private config!: Config;
   private planner!: Planner;
   private sampler: Sampler | undefined;
+  private domains: DomainMonitor | undefined;
+  private domainTimer: NodeJS.Timeout | undefined;
   private server: Server | undefined;
   private measurement!: Measurement;
   private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
@@ -47,6 +51,7 @@ export class Daemon {
     this.measurement = this.opts.measurement ?? selectSources({ sysfsRoot: this.opts.sysfsRoot });
     for (const note of this.measurement.notes) this.opts.log.info(note);
     this.startSampler();
+    this.startDomains();
     this.logPorts();
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
@@ -79,12 +84,14 @@ export class Daemon {
       this.sampler?.stop();
       this.startSampler();
     }
+    this.startDomains();
     this.opts.log.info({ file: this.opts.configFile, flows: next.flows.length, ports: next.ports.length }, 'config reloaded');
     return { ok: true };
   }
 
   async stop(): Promise<void> {
     this.sampler?.stop();
+    this.stopDomains();
     this.measurement?.inventory.close();
     for (const s of this.measurement?.sources ?? []) s.close();
     const server = this.server;
@@ -99,7 +106,7 @@ export class Daemon {
     const rdmaNote = this.sampler && this.sampler.ports.size === 0
       ? `No RDMA port was found (${this.opts.sysfsRoot}/class/infiniband is empty or missing): serving predictions only; no measured rates.`
       : undefined;
-    return { config: this.config, planner: this.planner, sampler: this.sampler, rdmaNote };
+    return { config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote };
   }
 
   private apply(config: Config): void {
@@ -136,6 +143,44 @@ export class Daemon {
   /** One sampling tick now (tests with a manual clock). */
   sampleNow(): void {
     this.sampler?.tick();
+    this.tickDomains();
+  }
+
+  /** MXL domains are followed on the sampling interval; discovered flows join the plan. */
+  private startDomains(): void {
+    this.stopDomains();
+    if (this.config.domains.length === 0) return;
+    const manual = this.opts.manualClock;
+    const posix = this.posix();
+    this.domains = new DomainMonitor(this.config.domains, {
+      clock: { monotonicNs: manual ?? process.hrtime.bigint, taiNs: () => (posix ? posix.taiNowNs() : BigInt(Date.now()) * 1_000_000n) },
+      probe: posix,
+      log: this.opts.log,
+    });
+    this.tickDomains();
+    if (manual) return;
+    this.domainTimer = setInterval(() => this.tickDomains(), this.config.sampling.intervalMs);
+    this.domainTimer.unref();
+  }
+
+  private tickDomains(): void {
+    if (this.domains?.tick(this.config.sampling.windowMs)) this.planner.setDiscovered(this.domains.bindings());
+  }
+
+  private stopDomains(): void {
+    if (this.domainTimer) clearInterval(this.domainTimer);
+    this.domainTimer = undefined;
+    this.domains?.close();
+    this.domains = undefined;
+  }
+
+  private posix(): Posix | undefined {
+    try {
+      return loadPosix();
+    } catch (e) {
+      this.opts.log.warn({ err: (e as Error).message }, 'flock/CLOCK_TAI unavailable: writer state unknown, write age from the realtime clock');
+      return undefined;
+    }
   }
 
   private logPorts(): void {

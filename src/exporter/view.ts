@@ -1,5 +1,8 @@
 /** What the exporter knows right now, per port and direction: predictions, measurements, drift. */
 import type { Config } from '../config/types.js';
+import type { DomainMonitor } from '../domain/monitor.js';
+import { measureFlow, type FlowMeasurement } from '../domain/measure.js';
+import { DEFAULT_AUDIO_GRAIN_DURATION } from '../model/index.js';
 import type { Planner, PortPlan } from '../predictions/plan.js';
 import type { Measurement, Sampler, SampledPort } from '../sampler/sampler.js';
 import { DIRECTIONS, type Direction, type PortAttributes, type Quantity } from '../sources/types.js';
@@ -30,6 +33,7 @@ export interface ExporterState {
   readonly config: Config;
   readonly planner: Planner;
   readonly sampler: Sampler | undefined;
+  readonly domains: DomainMonitor | undefined;
   /** Said on / and in the log when the host shows no RDMA port. */
   readonly rdmaNote: string | undefined;
 }
@@ -68,4 +72,31 @@ function directionView(
     drift.push({ quantity: 'packets', ratio: p.rate / totals.packetsPerSecond - 1, source: p.source, layer: undefined });
   }
   return { direction, bytes, packets, drift };
+}
+
+export interface FlowMeasurementView {
+  readonly flowId: string;
+  readonly domain: string;
+  readonly measurement: FlowMeasurement | undefined;
+  readonly writerActive: boolean | undefined;
+  readonly lastWriteAgeSeconds: number | undefined;
+  readonly definitionValid: boolean;
+}
+
+/** Per-flow measurements from the MXL domains; a flow bound twice is measured once. */
+export function flowMeasurements(state: ExporterState): FlowMeasurementView[] {
+  if (!state.domains) return [];
+  const durations = new Map(state.planner.allBindings().map((b) => [b.flow.id, b.grainDuration]));
+  return state.domains.flows().map((f) => {
+    const rate = f.headIndex.rate();
+    const def = f.def;
+    return {
+      flowId: f.id,
+      domain: f.dir.slice(0, f.dir.lastIndexOf('/')),
+      measurement: def && rate !== undefined ? measureFlow(def, durations.get(f.id) ?? DEFAULT_AUDIO_GRAIN_DURATION, rate) : undefined,
+      writerActive: f.writerActive,
+      lastWriteAgeSeconds: f.lastWriteAgeSeconds,
+      definitionValid: def !== undefined,
+    };
+  });
 }

@@ -62,11 +62,27 @@ export function planPort(port: PortConfig, bindings: readonly FlowBinding[], att
   };
 }
 
-/** Keeps one plan per port, rebuilt only when the port's MTU or capacity inputs change. */
+const bindingKey = (b: FlowBinding): string => `${b.flow.id} ${portKey(b)} ${b.direction}`;
+
+/** Keeps one plan per port, rebuilt only when the port's MTU or capacity inputs or its flows change. */
 export class Planner {
   private readonly cache = new Map<string, { readonly signature: string; readonly plan: PortPlan }>();
+  private bindings: readonly FlowBinding[];
 
-  constructor(readonly config: Config) {}
+  constructor(readonly config: Config) {
+    this.bindings = config.flows;
+  }
+
+  /** Flows discovered in MXL domains join the configured ones; a configured binding wins. */
+  setDiscovered(discovered: readonly FlowBinding[]): void {
+    const configured = new Set(this.config.flows.map(bindingKey));
+    this.bindings = [...this.config.flows, ...discovered.filter((b) => !configured.has(bindingKey(b)))];
+    this.cache.clear();
+  }
+
+  allBindings(): readonly FlowBinding[] {
+    return this.bindings;
+  }
 
   plans(attrsOf: (device: string, port: number) => PortAttributes | undefined): PortPlan[] {
     return this.config.ports.map((port) => {
@@ -74,7 +90,7 @@ export class Planner {
       const signature = `${attrs?.activeIbMtu ?? '-'} ${attrs?.rateBitsPerSecond ?? '-'}`;
       const hit = this.cache.get(portKey(port));
       if (hit && hit.signature === signature) return hit.plan;
-      const plan = planPort(port, this.config.flows, attrs);
+      const plan = planPort(port, this.bindings, attrs);
       this.cache.set(portKey(port), { signature, plan });
       return plan;
     });
