@@ -1,0 +1,54 @@
+import { describe, it, expect } from 'vitest';
+import { step } from '../../src/sampler/counter.js';
+import { CounterSeries } from '../../src/sampler/series.js';
+import type { CounterSpec } from '../../src/sources/types.js';
+
+const spec = (bits: 32 | 64, overflow: 'wrap' | 'saturate'): CounterSpec => ({ name: 'c', bits, overflow, meaning: undefined });
+const S = 1_000_000_000n;
+
+describe('counter steps', () => {
+  it('64-bit: deltas, and a reset when the value goes back', () => {
+    expect(step(spec(64, 'wrap'), 10n, 25n)).toEqual({ kind: 'delta', delta: 15n });
+    expect(step(spec(64, 'wrap'), 2n ** 40n, 5n)).toEqual({ kind: 'reset' });
+  });
+  it('32-bit Q-counter: unwraps once past 2^32', () => {
+    expect(step(spec(32, 'wrap'), 4_294_967_000n, 200n)).toEqual({ kind: 'delta', delta: 296n + 200n });
+  });
+  it('32-bit PMA counter: all ones is saturation, not a rate', () => {
+    expect(step(spec(32, 'saturate'), 4_294_967_000n, 4_294_967_295n)).toEqual({ kind: 'saturated' });
+    expect(step(spec(32, 'saturate'), 1000n, 10n)).toEqual({ kind: 'reset' });
+  });
+});
+
+describe('counter series', () => {
+  it('rates over the window leave out intervals that span a reset', () => {
+    const s = new CounterSeries(spec(64, 'wrap'));
+    s.update(0n, { ok: true, value: 1000n });
+    s.update(1n * S, { ok: true, value: 1100n });
+    s.update(2n * S, { ok: true, value: 50n }); // reset
+    s.update(3n * S, { ok: true, value: 150n });
+    expect(s.rate()).toBe(100);
+    expect(s.total).toBe(1200n);
+    expect(s.resets).toBe(1);
+  });
+  it('forgets intervals older than the window', () => {
+    const s = new CounterSeries(spec(64, 'wrap'));
+    s.update(0n, { ok: true, value: 0n });
+    s.update(1n * S, { ok: true, value: 1000n });
+    s.update(2n * S, { ok: true, value: 1010n });
+    s.trim(2n * S, 1n * S);
+    expect(s.rate()).toBe(10);
+  });
+  it('an unreadable or saturated counter has no rate', () => {
+    const s = new CounterSeries(spec(32, 'saturate'));
+    s.update(0n, { ok: true, value: 10n });
+    s.update(1n * S, { ok: true, value: 20n });
+    expect(s.rate()).toBe(10);
+    s.update(2n * S, { ok: true, value: 4_294_967_295n });
+    expect(s.state).toBe('saturated');
+    expect(s.rate()).toBeUndefined();
+    s.update(3n * S, { ok: false, error: 'EINVAL' });
+    expect(s.rate()).toBeUndefined();
+    expect(s.lastError).toBe('EINVAL');
+  });
+});
