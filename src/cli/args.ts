@@ -1,5 +1,6 @@
 /** Exporter-style flags (`--config.file=F` or `--config.file F`), parsed with node:util. */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Io } from './io.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -32,6 +33,22 @@ export function usage(command: string, summary: string, spec: FlagSpec): string 
     return `  --${name}${arg}\n      ${s.help}${def}`;
   });
   return `usage: mxl-fabric-exporter ${command}\n\n${summary}\n\nflags:\n${rows.join('\n')}\n`;
+}
+
+/**
+ * Parses a command's flags. Prints the help (returns 0) or the usage error (returns 2)
+ * itself, so a command only goes on with parsed flags.
+ */
+export function commandFlags(argv: string[], io: Io, command: string, summary: string, spec: FlagSpec): Parsed | number {
+  try {
+    const parsed = parseFlags(argv, spec);
+    if (!parsed.values.help) return parsed;
+    io.stdout(usage(command, summary, spec));
+    return 0;
+  } catch (e) {
+    io.stderr(`${command.split(' ')[0]}: ${(e as Error).message}\n\n${usage(command, summary, spec)}`);
+    return 2;
+  }
 }
 
 export const str = (p: Parsed, k: string): string | undefined => {

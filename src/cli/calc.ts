@@ -6,7 +6,7 @@ import { InputError, SourceText, formatProblem, type Problem } from '../input/pr
 import { Fields } from '../input/fields.js';
 import { parseDuration, UnitError } from '../input/units.js';
 import { readProviders } from '../config/providers.js';
-import { type FlagSpec, type Parsed, parseFlags, str, usage, UsageError } from './args.js';
+import { type FlagSpec, type Parsed, commandFlags, str, UsageError } from './args.js';
 import { csv, decimal, grouped, table } from './format.js';
 import type { Io } from './io.js';
 
@@ -47,17 +47,8 @@ export interface CalcRow {
 }
 
 export function runCalc(argv: string[], io: Io): number {
-  let parsed: Parsed;
-  try {
-    parsed = parseFlags(argv, CALC_FLAGS);
-  } catch (e) {
-    io.stderr(`calc: ${(e as Error).message}\n\n${usage('calc [FLOW_FILE...] [flags]', SUMMARY, CALC_FLAGS)}`);
-    return 2;
-  }
-  if (parsed.values.help) {
-    io.stdout(usage('calc [FLOW_FILE...] [flags]', SUMMARY, CALC_FLAGS));
-    return 0;
-  }
+  const parsed = commandFlags(argv, io, 'calc [FLOW_FILE...] [flags]', SUMMARY, CALC_FLAGS);
+  if (typeof parsed === 'number') return parsed;
   try {
     const rows = computeRows(parsed);
     io.stdout(render(rows, str(parsed, 'output') ?? 'table'));

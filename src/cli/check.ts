@@ -6,13 +6,12 @@
 import { loadConfig } from '../config/load.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { planPort, type PortPlan } from '../predictions/plan.js';
-import { selectSources } from '../sources/select.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
 import type { PortAttributes } from '../sources/types.js';
-import { type FlagSpec, parseFlags, str, usage } from './args.js';
+import { type FlagSpec, commandFlags, str } from './args.js';
 import { decimal } from './format.js';
 import type { Io } from './io.js';
-import { samplePorts } from './ports.js';
+import { samplePortsOnce } from './ports.js';
 import { DEFAULT_CONFIG } from './serve.js';
 
 const FLAGS: FlagSpec = {
@@ -30,17 +29,8 @@ export interface Finding {
 }
 
 export function runCheck(argv: string[], io: Io): number {
-  let flags;
-  try {
-    flags = parseFlags(argv, FLAGS);
-  } catch (e) {
-    io.stderr(`check: ${(e as Error).message}\n`);
-    return 2;
-  }
-  if (flags.values.help) {
-    io.stdout(usage('check [flags]', 'Validates a config and reports provisioning per port. Exit 0 ok, 1 provisioning failure, 2 invalid config.', FLAGS));
-    return 0;
-  }
+  const flags = commandFlags(argv, io, 'check [flags]', 'Validates a config and reports provisioning per port. Exit 0 ok, 1 provisioning failure, 2 invalid config.', FLAGS);
+  if (typeof flags === 'number') return flags;
   let config;
   try {
     config = loadConfig(str(flags, 'config.file')!);
@@ -49,10 +39,7 @@ export function runCheck(argv: string[], io: Io): number {
     io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
     return 2;
   }
-  const m = selectSources({ sysfsRoot: str(flags, 'path.sysfs')! });
-  const found = new Map(samplePorts(m).map((p) => [`${p.ref.device}/${p.ref.port}`, p.attrs]));
-  m.inventory.close();
-  for (const s of m.sources) s.close();
+  const found = new Map(samplePortsOnce(str(flags, 'path.sysfs')!).ports.map((p) => [`${p.ref.device}/${p.ref.port}`, p.attrs]));
   const report = config.ports.map((port) => {
     const attrs = found.get(`${port.device}/${port.port}`);
     const plan = planPort(port, config.flows, attrs);

@@ -1,9 +1,8 @@
 /** `devices`: the RDMA ports this host has, their attributes and counter sources. */
-import { selectSources } from '../sources/select.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
-import { type FlagSpec, parseFlags, str, usage } from './args.js';
+import { type FlagSpec, commandFlags, str } from './args.js';
 import type { Io } from './io.js';
-import { quantitySources, samplePorts } from './ports.js';
+import { quantitySources, samplePortsOnce } from './ports.js';
 
 const FLAGS: FlagSpec = {
   'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint' },
@@ -12,31 +11,20 @@ const FLAGS: FlagSpec = {
 };
 
 export function runDevices(argv: string[], io: Io): number {
-  let flags;
-  try {
-    flags = parseFlags(argv, FLAGS);
-  } catch (e) {
-    io.stderr(`devices: ${(e as Error).message}\n`);
-    return 2;
-  }
-  if (flags.values.help) {
-    io.stdout(usage('devices [flags]', 'Lists RDMA ports, their attributes and which counter source each quantity comes from.', FLAGS));
-    return 0;
-  }
-  const m = selectSources({ sysfsRoot: str(flags, 'path.sysfs')! });
-  const ports = samplePorts(m).map((p) => ({
+  const flags = commandFlags(argv, io, 'devices [flags]', 'Lists RDMA ports, their attributes and which counter source each quantity comes from.', FLAGS);
+  if (typeof flags === 'number') return flags;
+  const sampled = samplePortsOnce(str(flags, 'path.sysfs')!);
+  const ports = sampled.ports.map((p) => ({
     ...p.attrs,
     counterSources: [...new Set(p.sets.map((s) => s.kind))],
     counters: p.counters.length,
     quantities: quantitySources(p),
   }));
-  m.inventory.close();
-  for (const s of m.sources) s.close();
   if (str(flags, 'output') === 'json') {
-    io.stdout(`${JSON.stringify({ notes: m.notes, ports }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ notes: sampled.notes, ports }, null, 2)}\n`);
     return 0;
   }
-  for (const note of m.notes) io.stdout(`note: ${note}\n`);
+  for (const note of sampled.notes) io.stdout(`note: ${note}\n`);
   if (ports.length === 0) {
     io.stdout(`No RDMA port found under ${str(flags, 'path.sysfs')}/class/infiniband.\n`);
     return 0;

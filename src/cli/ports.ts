@@ -1,6 +1,6 @@
 /** What `devices` and `check` say about the host's ports: one sample, no daemon. */
 import { Sampler, type SampledPort } from '../sampler/sampler.js';
-import type { Measurement } from '../sources/select.js';
+import { selectSources } from '../sources/select.js';
 import type { CounterSourceKind, Direction, Quantity } from '../sources/types.js';
 
 export interface QuantitySource {
@@ -10,11 +10,16 @@ export interface QuantitySource {
   readonly sources: readonly { readonly kind: CounterSourceKind; readonly counter: string; readonly layer: string | undefined; readonly readable: boolean }[];
 }
 
-/** Samples the host's ports once and says, per quantity, which source would be used. */
-export function samplePorts(m: Measurement): SampledPort[] {
+/** Samples the host's ports once, then closes every source. */
+export function samplePortsOnce(sysfsRoot: string): { ports: SampledPort[]; notes: readonly string[] } {
+  const m = selectSources({ sysfsRoot });
   const sampler = new Sampler({ inventory: m.inventory, sources: m.sources, intervalMs: 1000, windowMs: 10_000 });
   sampler.tick();
-  return [...sampler.ports.values()];
+  const ports = [...sampler.ports.values()];
+  sampler.stop();
+  m.inventory.close();
+  for (const s of m.sources) s.close();
+  return { ports, notes: m.notes };
 }
 
 export function quantitySources(p: SampledPort): QuantitySource[] {
