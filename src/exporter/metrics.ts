@@ -7,7 +7,7 @@
 import { Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
-import { buildView, flowMeasurements, type ExporterState, type PortView } from './view.js';
+import { buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
 
 export const PREFIX = 'mxl_fabric_';
 
@@ -16,7 +16,13 @@ interface Sample {
   readonly labels: Labels;
   readonly value: number;
 }
-type Read = (views: readonly PortView[], state: ExporterState) => Sample[];
+/** What one scrape reads: built once, shared by every family. */
+interface Scrape {
+  readonly views: readonly PortView[];
+  readonly state: ExporterState;
+  readonly flows: readonly FlowMeasurementView[];
+}
+type Read = (views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]) => Sample[];
 
 class ViewMetric extends Gauge<string> {
   constructor(
@@ -25,14 +31,14 @@ class ViewMetric extends Gauge<string> {
     private readonly metricHelp: string,
     private readonly kind: 'gauge' | 'counter',
     private readonly read: Read,
-    private readonly scrape: () => { views: readonly PortView[]; state: ExporterState },
+    private readonly scrape: () => Scrape,
   ) {
     super({ name: PREFIX + metricName, help: metricHelp, registers: [registry] });
   }
 
   override async get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
-    const { views, state } = this.scrape();
-    const values = this.read(views, state);
+    const { views, state, flows } = this.scrape();
+    const values = this.read(views, state, flows);
     return { name: PREFIX + this.metricName, help: this.metricHelp, type: this.kind, aggregator: 'sum', values } as unknown as MetricObjectWithValues<
       MetricValue<string>
     >;
@@ -46,7 +52,7 @@ export interface ReloadStatus {
 
 export class Metrics {
   readonly registry = new Registry();
-  private current: { views: readonly PortView[]; state: ExporterState } | undefined;
+  private current: Scrape | undefined;
 
   constructor(
     private readonly state: () => ExporterState,
@@ -61,8 +67,7 @@ export class Metrics {
 
   /** One consistent view for every family of a scrape. */
   async render(): Promise<string> {
-    const state = this.state();
-    this.current = { views: buildView(state), state };
+    this.current = this.build();
     try {
       return await this.registry.metrics();
     } finally {
@@ -70,10 +75,13 @@ export class Metrics {
     }
   }
 
-  private snapshot(): { views: readonly PortView[]; state: ExporterState } {
-    if (this.current) return this.current;
+  private snapshot(): Scrape {
+    return this.current ?? this.build();
+  }
+
+  private build(): Scrape {
     const state = this.state();
-    return { views: buildView(state), state };
+    return { views: buildView(state), state, flows: flowMeasurements(state) };
   }
 
   private exporterFamilies(): [string, string, () => Sample[]][] {
@@ -180,19 +188,19 @@ const FAMILIES: [string, string, 'gauge' | 'counter', Read][] = [
     }))],
   ['port_headroom_ratio', 'Configured share of capacity the predicted wire rate may use.', 'gauge', (views) =>
     views.flatMap((v) => v.plan ? [{ labels: portLabels(v), value: v.plan.port.headroom }] : [])],
-  ['flow_measured_grains_per_second', "Grains per second a flow's writer commits, from headIndex in its MXL domain over the window.", 'gauge', (_v, state) =>
-    flowMeasurements(state).flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId }, value: f.measurement.grainsPerSecond }] : [])],
-  ['flow_measured_bytes_per_second', 'Media payload bytes per second a flow\'s writer commits (layer payload, no MXL headers).', 'gauge', (_v, state) =>
-    flowMeasurements(state).flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, layer: 'payload' }, value: f.measurement.payloadBytesPerSecond }] : [])],
-  ['flow_drift_ratio', 'Measured / predicted grains per second - 1 for a flow found in an MXL domain.', 'gauge', (_v, state) =>
-    flowMeasurements(state).flatMap((f) => f.measurement && f.measurement.predictedGrainsPerSecond > 0
+  ['flow_measured_grains_per_second', "Grains per second a flow's writer commits, from headIndex in its MXL domain over the window.", 'gauge', (_v, _s, flows) =>
+    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId }, value: f.measurement.grainsPerSecond }] : [])],
+  ['flow_measured_bytes_per_second', 'Media payload bytes per second a flow\'s writer commits (layer payload, no MXL headers).', 'gauge', (_v, _s, flows) =>
+    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, layer: 'payload' }, value: f.measurement.payloadBytesPerSecond }] : [])],
+  ['flow_drift_ratio', 'Measured / predicted grains per second - 1 for a flow found in an MXL domain.', 'gauge', (_v, _s, flows) =>
+    flows.flatMap((f) => f.measurement && f.measurement.predictedGrainsPerSecond > 0
       ? [{ labels: { flow_id: f.flowId, quantity: 'grains' }, value: f.measurement.grainsPerSecond / f.measurement.predictedGrainsPerSecond - 1 }] : [])],
-  ['flow_writer_active', 'Whether a writer holds the flow (MXL\'s own test: a non-blocking exclusive flock on data fails).', 'gauge', (_v, state) =>
-    flowMeasurements(state).flatMap((f) => f.writerActive === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.writerActive ? 1 : 0 }])],
-  ['flow_last_write_age_seconds', 'Seconds since the flow\'s last write (lastWriteTime, TAI).', 'gauge', (_v, state) =>
-    flowMeasurements(state).flatMap((f) => f.lastWriteAgeSeconds === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.lastWriteAgeSeconds }])],
-  ['domain_flow_definition_valid', 'Whether a flow folder in an MXL domain has a usable flow_def.json (0: see the log).', 'gauge', (_v, state) =>
-    flowMeasurements(state).map((f) => ({ labels: { domain: f.domain, flow_id: f.flowId }, value: f.definitionValid ? 1 : 0 }))],
+  ['flow_writer_active', 'Whether a writer holds the flow (MXL\'s own test: a non-blocking exclusive flock on data fails).', 'gauge', (_v, _s, flows) =>
+    flows.flatMap((f) => f.writerActive === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.writerActive ? 1 : 0 }])],
+  ['flow_last_write_age_seconds', 'Seconds since the flow\'s last write (lastWriteTime, TAI).', 'gauge', (_v, _s, flows) =>
+    flows.flatMap((f) => f.lastWriteAgeSeconds === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.lastWriteAgeSeconds }])],
+  ['domain_flow_definition_valid', 'Whether a flow folder in an MXL domain has a usable flow_def.json (0: see the log).', 'gauge', (_v, _s, flows) =>
+    flows.map((f) => ({ labels: { domain: f.domain, flow_id: f.flowId }, value: f.definitionValid ? 1 : 0 }))],
   ['drift_tolerance_ratio', 'Configured drift tolerance: |drift| above it is model drift.', 'gauge', (_views, state) =>
     [{ labels: {}, value: state.config.driftTolerance }]],
   ['exporter_rdma_ports', 'RDMA ports found on the host at the last sample.', 'gauge', (_views, state) =>
