@@ -175,6 +175,8 @@ const FAMILIES: [string, string, 'gauge' | 'counter', Read][] = [
     views.flatMap((v) => v.sampled?.attrs.activeIbMtu !== undefined ? [{ labels: portLabels(v), value: v.sampled.attrs.activeIbMtu }] : [])],
   ['port_model_mtu_bytes', 'The L3 MTU the model uses for the port (configured, or active IB MTU + profile overhead).', 'gauge', (views) =>
     views.flatMap((v) => v.plan?.mtu ? [{ labels: { ...portLabels(v), from: v.plan.mtuFrom }, value: v.plan.mtu.kind === 'l3' ? v.plan.mtu.bytes : v.plan.mtu.bytes + v.plan.port.provider.mtuOverheadBytes }] : [])],
+  ['port_model_payload_bytes_per_packet', 'RDMA payload bytes per packet the model assumes for the port (L3 MTU - the profile\'s mtuOverheadBytes).', 'gauge', (views) =>
+    views.flatMap((v) => v.plan?.mtu ? [{ labels: portLabels(v), value: v.plan.mtu.kind === 'ib' ? v.plan.mtu.bytes : v.plan.mtu.bytes - v.plan.port.provider.mtuOverheadBytes }] : [])],
   ['port_capacity_bytes_per_second', 'Link capacity in bytes per second (configured, or the port rate).', 'gauge', (views) =>
     views.flatMap((v) => {
       const cap = v.plan?.capacityBytesPerSecond ?? (v.sampled?.attrs.rateBitsPerSecond !== undefined ? v.sampled.attrs.rateBitsPerSecond / 8 : undefined);

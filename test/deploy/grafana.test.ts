@@ -1,0 +1,113 @@
+/**
+ * deploy/grafana: the dashboard's structure (variables, data source references, layer-matched
+ * byte comparisons, the per-flow table) and the alert provisioning file's shape. Whether the
+ * queries return data is tested against a real Prometheus in prometheus-e2e.test.ts.
+ */
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { ROOT } from './tools.js';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'dashboard.json'), 'utf8')) as Obj;
+const alerting = parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'provisioning', 'alerting', 'mxl-fabric-drift.yml'), 'utf8')) as Obj;
+const panels: Obj[] = dashboard.panels.flatMap((p: Obj) => [p, ...(p.panels ?? [])]);
+const dataPanels = panels.filter((p) => p.type !== 'row');
+const targets: { panel: Obj; target: Obj }[] = dataPanels.flatMap((panel) => (panel.targets ?? []).map((target: Obj) => ({ panel, target })));
+
+describe('deploy/grafana/dashboard.json', () => {
+  it('is a Grafana dashboard model of schemaVersion 39 with a stable uid', () => {
+    expect(dashboard.schemaVersion).toBe(39);
+    expect(dashboard.uid).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+    expect(dashboard.title).toBeTruthy();
+    const ids = panels.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const p of panels) {
+      expect(p.gridPos.x + p.gridPos.w, `${p.title} gridPos`).toBeLessThanOrEqual(24);
+    }
+  });
+
+  it('is templated by datasource, instance (host), device and port through label_values', () => {
+    const vars = new Map<string, Obj>(dashboard.templating.list.map((v: Obj) => [v.name, v]));
+    expect(vars.get('datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    for (const [name, label] of [['instance', 'instance'], ['device', 'device'], ['port', 'port']]) {
+      const v = vars.get(name)!;
+      expect(v, name).toBeDefined();
+      expect(v.type).toBe('query');
+      expect(v.datasource.uid).toBe('${datasource}');
+      expect(v.query.query).toMatch(new RegExp(`^label_values\\(.+, ${label}\\)$`));
+      expect(v.includeAll && v.multi, name).toBe(true);
+    }
+    // device follows the chosen hosts, port the chosen devices
+    expect(vars.get('device')!.query.query).toContain('instance=~"$instance"');
+    expect(vars.get('port')!.query.query).toContain('device=~"$device"');
+  });
+
+  it('every panel and query uses the datasource variable and filters by the chosen hosts', () => {
+    expect(targets.length).toBeGreaterThanOrEqual(20);
+    for (const p of dataPanels) expect(p.datasource, p.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
+    for (const { panel, target } of targets) {
+      expect(target.datasource?.uid, `${panel.title} ${target.refId}`).toBe('${datasource}');
+      expect(target.expr, `${panel.title} ${target.refId}`).toContain('instance=~"$instance"');
+    }
+    const refIds = dataPanels.map((p) => (p.targets ?? []).map((t: Obj) => t.refId));
+    for (const ids of refIds) expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('compares bytes only at matching layers: every predicted-bytes query names a layer or joins on it', () => {
+    const byteQueries = targets.filter(({ target }) => /mxl_fabric_(port|flow)_predicted_bytes_per_second/.test(target.expr));
+    expect(byteQueries.length).toBeGreaterThan(0);
+    for (const { panel, target } of byteQueries) {
+      const ok = /layer="[a-z0-9]+"/.test(target.expr) || /on \([^)]*\blayer\b[^)]*\)/.test(target.expr) || /^instance:/.test(target.expr);
+      expect(ok, `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
+    }
+    // predicted vs measured per direction for bytes and packets, drift, utilisation
+    const titles = dataPanels.map((p) => p.title as string);
+    for (const t of ['Bytes/s tx', 'Bytes/s rx', 'Packets/s tx', 'Packets/s rx']) expect(titles).toContain(t);
+    expect(titles.some((t) => /drift/i.test(t))).toBe(true);
+    expect(titles.some((t) => /utilisation/i.test(t))).toBe(true);
+  });
+
+  it('has a per-flow table joining flow_info with the flow predictions', () => {
+    const table = dataPanels.find((p) => p.type === 'table' && (p.targets as Obj[]).some((t) => t.expr.includes('mxl_fabric_flow_info')))!;
+    expect(table).toBeDefined();
+    const exprs = (table.targets as Obj[]).map((t) => t.expr as string);
+    expect(exprs.some((e) => e.includes('mxl_fabric_flow_predicted_bytes_per_second'))).toBe(true);
+    expect(exprs.some((e) => e.includes('mxl_fabric_flow_predicted_packets_per_second'))).toBe(true);
+    for (const e of exprs) expect(e).toMatch(/group_left \(label, media_type/);
+    for (const t of table.targets as Obj[]) expect(t).toMatchObject({ format: 'table', instant: true });
+    expect(table.transformations.map((t: Obj) => t.id)).toContain('merge');
+  });
+});
+
+describe('deploy/grafana/provisioning/alerting/mxl-fabric-drift.yml', () => {
+  it('is a unified-alerting provisioning file: query, reduce and threshold, condition on the threshold', () => {
+    expect(alerting.apiVersion).toBe(1);
+    const rules: Obj[] = alerting.groups.flatMap((g: Obj) => {
+      expect(g.name).toBeTruthy();
+      expect(g.folder).toBeTruthy();
+      expect(g.interval).toMatch(/^\d+[smh]$/);
+      return g.rules;
+    });
+    expect(rules.length).toBeGreaterThan(0);
+    for (const r of rules) {
+      expect(r.uid).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+      expect(r.for).toMatch(/^\d+[smh]$/);
+      const byRef = new Map<string, Obj>(r.data.map((d: Obj) => [d.refId, d]));
+      expect(byRef.size).toBe(r.data.length);
+      for (const d of r.data) expect(d.model.refId).toBe(d.refId);
+      const query = r.data.find((d: Obj) => d.datasourceUid !== '__expr__');
+      expect(query.model.expr).toMatch(/mxl_fabric_port_drift_ratio/);
+      expect(query.model.expr).toMatch(/mxl_fabric_drift_tolerance_ratio/);
+      const reduce = r.data.find((d: Obj) => d.model.type === 'reduce');
+      const threshold = r.data.find((d: Obj) => d.model.type === 'threshold');
+      expect(reduce.model.expression).toBe(query.refId);
+      expect(threshold.model.expression).toBe(reduce.refId);
+      expect(threshold.model.conditions[0].evaluator).toEqual({ type: 'gt', params: [1] });
+      expect(r.condition).toBe(threshold.refId);
+      expect(r.labels.severity).toBe('warning');
+      expect(r.annotations.runbook_url).toMatch(/#mxlfabricmodeldrift$/);
+    }
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * deploy/kubernetes: every manifest validated against the Kubernetes API schemas (kubernetes-models,
+ * generated from the Kubernetes OpenAPI spec; @kubernetes-models/prometheus-operator for the
+ * ServiceMonitor and PrometheusRule CRDs), unknown fields caught by TypeScript's excess property
+ * check against the same packages' types, the wiring between the objects, the PrometheusRule
+ * generated from deploy/prometheus/rules, and the ConfigMap's config accepted by `check`.
+ */
+import { describe, it, expect } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { parseAllDocuments, parse } from 'yaml';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Service } from 'kubernetes-models/v1/Service';
+import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import { ROOT, tool } from './tools.js';
+// @ts-expect-error: plain JavaScript module without types
+import { build, OUTPUT } from '../../deploy/kubernetes/build-prometheusrule.mjs';
+
+const K8S = join(ROOT, 'deploy', 'kubernetes');
+const promtool = tool('promtool', 'prometheus');
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+interface Manifest { file: string; doc: Obj }
+
+const MANIFESTS: Manifest[] = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort().flatMap((file) =>
+  parseAllDocuments(readFileSync(join(K8S, file), 'utf8')).map((d) => {
+    if (d.errors.length) throw new Error(`${file}: ${d.errors.map((e) => e.message).join('; ')}`);
+    return { file, doc: d.toJS() as Obj };
+  }).filter((m) => m.doc));
+
+/** kind -> the model class (validation) and the module/interface of its TypeScript type. */
+const MODELS: Record<string, { apiVersion: string; model: new (d: Obj) => { validate(): void }; types: [string, string] }> = {
+  Namespace: { apiVersion: 'v1', model: Namespace as never, types: ['kubernetes-models/v1/Namespace', 'INamespace'] },
+  ConfigMap: { apiVersion: 'v1', model: ConfigMap as never, types: ['kubernetes-models/v1/ConfigMap', 'IConfigMap'] },
+  Service: { apiVersion: 'v1', model: Service as never, types: ['kubernetes-models/v1/Service', 'IService'] },
+  DaemonSet: { apiVersion: 'apps/v1', model: DaemonSet as never, types: ['kubernetes-models/apps/v1/DaemonSet', 'IDaemonSet'] },
+  ServiceMonitor: { apiVersion: 'monitoring.coreos.com/v1', model: ServiceMonitor as never, types: ['@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor', 'IServiceMonitor'] },
+  PrometheusRule: { apiVersion: 'monitoring.coreos.com/v1', model: PrometheusRule as never, types: ['@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule', 'IPrometheusRule'] },
+};
+
+const one = (kind: string): Obj => {
+  const found = MANIFESTS.filter((m) => m.doc.kind === kind);
+  expect(found, kind).toHaveLength(1);
+  return found[0]!.doc;
+};
+
+describe('deploy/kubernetes manifests', { timeout: 60_000 }, () => {
+  it('has the expected objects, each of a known kind and apiVersion', () => {
+    expect(MANIFESTS.map((m) => m.doc.kind).sort()).toEqual(['ConfigMap', 'DaemonSet', 'Namespace', 'PrometheusRule', 'Service', 'ServiceMonitor']);
+    for (const { file, doc } of MANIFESTS) {
+      expect(MODELS[doc.kind], `${file}: kind ${doc.kind}`).toBeDefined();
+      expect(doc.apiVersion, file).toBe(MODELS[doc.kind]!.apiVersion);
+    }
+  });
+
+  it('every manifest validates against the Kubernetes / prometheus-operator OpenAPI schemas', () => {
+    const errors: string[] = [];
+    for (const { file, doc } of MANIFESTS) {
+      try {
+        new (MODELS[doc.kind]!.model)(doc).validate();
+      } catch (e) {
+        errors.push(`${file} (${doc.kind}): ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    expect(errors, errors.join('\n')).toEqual([]);
+  });
+
+  it('the schema validation does catch a wrong manifest (control)', () => {
+    const ds = structuredClone(one('DaemonSet'));
+    ds.spec.template.spec.containers[0].ports[0].containerPort = 'metrics';
+    expect(() => new DaemonSet(ds).validate()).toThrow(/containerPort/);
+  });
+
+  it('no manifest has a field the API does not know (TypeScript excess property check on the same models)', () => {
+    const { diagnostics } = typeCheck(MANIFESTS);
+    expect(diagnostics, diagnostics.join('\n')).toEqual([]);
+    const bad = structuredClone(one('DaemonSet'));
+    bad.spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem = true; // typo of readOnlyRootFilesystem
+    const control = typeCheck([{ file: 'control.yaml', doc: bad }]).diagnostics;
+    expect(control.join('\n')).toMatch(/readOnlyRootFileSystem/);
+  });
+
+  it('the DaemonSet runs unprivileged on the host network with /sys read-only and /dev/infiniband', () => {
+    const ds = one('DaemonSet');
+    const pod = ds.spec.template.spec;
+    expect(pod.hostNetwork).toBe(true);
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+    const [c] = pod.containers;
+    expect(pod.containers).toHaveLength(1);
+    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(c.securityContext.capabilities.add).toBeUndefined();
+    expect(c.args).toEqual(expect.arrayContaining(['serve', '--path.sysfs=/host/sys', '--config.file=/etc/mxl-fabric-exporter/config.yaml']));
+    const mount = (name: string) => c.volumeMounts.find((m: Obj) => m.name === name);
+    const volume = (name: string) => pod.volumes.find((v: Obj) => v.name === name);
+    expect(mount('sys')).toMatchObject({ mountPath: '/host/sys', readOnly: true });
+    expect(volume('sys').hostPath.path).toBe('/sys');
+    expect(volume('infiniband').hostPath.path).toBe('/dev/infiniband');
+    expect(mount('infiniband').mountPath).toBe('/dev/infiniband');
+    expect(volume('config').configMap.name).toBe(one('ConfigMap').metadata.name);
+    expect(c.livenessProbe.httpGet.path).toBe('/-/healthy');
+    expect(c.readinessProbe.httpGet.path).toBe('/-/ready');
+    const portName = c.ports[0].name;
+    expect(c.livenessProbe.httpGet.port).toBe(portName);
+    expect(c.args).toContain(`--web.listen-address=:${c.ports[0].containerPort}`);
+    // selector <-> template labels
+    for (const [k, v] of Object.entries(ds.spec.selector.matchLabels)) expect(ds.spec.template.metadata.labels[k]).toBe(v);
+  });
+
+  it('Service, ServiceMonitor and PrometheusRule are wired to the DaemonSet and to the rules\' job name', () => {
+    const ds = one('DaemonSet');
+    const svc = one('Service');
+    const sm = one('ServiceMonitor');
+    const podLabels = ds.spec.template.metadata.labels;
+    for (const [k, v] of Object.entries(svc.spec.selector)) expect(podLabels[k], `Service selector ${k}`).toBe(v);
+    expect(svc.spec.ports[0].targetPort).toBe(ds.spec.template.spec.containers[0].ports[0].name);
+    for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) expect(svc.metadata.labels[k], `ServiceMonitor selector ${k}`).toBe(v);
+    expect(sm.spec.namespaceSelector.matchNames).toContain(svc.metadata.namespace);
+    expect(sm.spec.endpoints.map((e: Obj) => e.port)).toContain(svc.spec.ports[0].name);
+    // The operator names the job after the Service; the alert rules select job="mxl-fabric-exporter".
+    expect(sm.spec.jobLabel).toBeUndefined();
+    expect(svc.metadata.name).toBe('mxl-fabric-exporter');
+    expect(readFileSync(join(ROOT, 'deploy', 'prometheus', 'rules', 'alerts.yml'), 'utf8')).toContain(`job="${svc.metadata.name}"`);
+    const namespaces = new Set(MANIFESTS.filter((m) => m.doc.kind !== 'Namespace').map((m) => m.doc.metadata.namespace));
+    expect([...namespaces]).toEqual([one('Namespace').metadata.name]);
+  });
+
+  it('kustomization.yaml lists every manifest', () => {
+    const k = parse(readFileSync(join(K8S, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+    expect([...k.resources].sort()).toEqual([...new Set(MANIFESTS.map((m) => m.file))].sort());
+  });
+
+  it('prometheusrule.yaml is what build-prometheusrule.mjs generates from deploy/prometheus/rules', () => {
+    expect(readFileSync(OUTPUT, 'utf8'), 'run: node deploy/kubernetes/build-prometheusrule.mjs').toBe(build());
+    const rule = one('PrometheusRule');
+    const fromFiles = ['alerts.yml', 'recording.yml'].flatMap((f) =>
+      (parse(readFileSync(join(ROOT, 'deploy', 'prometheus', 'rules', f), 'utf8')) as { groups: unknown[] }).groups);
+    expect(rule.spec.groups).toEqual(fromFiles);
+    const r = spawnSync(process.execPath, [join(K8S, 'build-prometheusrule.mjs'), '--check'], { encoding: 'utf8', cwd: ROOT });
+    expect(r.status, r.stderr).toBe(0);
+  });
+
+  it.skipIf(promtool.skip)('the PrometheusRule groups pass promtool check rules', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mfe-promrule-'));
+    try {
+      const f = join(dir, 'groups.yml');
+      writeFileSync(f, JSON.stringify({ groups: one('PrometheusRule').spec.groups }));
+      const r = spawnSync(promtool.require(), ['check', 'rules', f], { encoding: 'utf8' });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the ConfigMap\'s config.yaml passes `mxl-fabric-exporter check` on the mlx5_roce fixture', () => {
+    const main = join(ROOT, 'dist', 'cli', 'main.js');
+    if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
+    const dir = mkdtempSync(join(tmpdir(), 'mfe-cm-'));
+    try {
+      writeFileSync(join(dir, 'config.yaml'), one('ConfigMap').data['config.yaml']);
+      const r = spawnSync(process.execPath, [main, 'check', '--config.file', join(dir, 'config.yaml'), '--path.sysfs', join(ROOT, 'test', 'fixtures', 'sysfs', 'mlx5_roce')], { encoding: 'utf8' });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/provisioning: ok/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Type-checks each manifest as an object literal of its kubernetes-models interface. */
+function typeCheck(manifests: Manifest[]): { diagnostics: string[] } {
+  const file = join(ROOT, 'test', 'deploy', '__manifest_types__.ts');
+  const lines: string[] = [];
+  manifests.forEach(({ doc }, i) => {
+    const [mod, iface] = MODELS[doc.kind]!.types;
+    lines.push(`export const m${i}: import(${JSON.stringify(mod)}).${iface} = ${JSON.stringify(doc, null, 2)};`);
+  });
+  const source = lines.join('\n');
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true, noEmit: true, skipLibCheck: true, types: [],
+  };
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, lang, ...rest) => (name === file ? ts.createSourceFile(name, source, lang) : getSourceFile(name, lang, ...rest));
+  const fileExists = host.fileExists.bind(host);
+  host.fileExists = (name) => name === file || fileExists(name);
+  const readFile = host.readFile.bind(host);
+  host.readFile = (name) => (name === file ? source : readFile(name));
+  const program = ts.createProgram([file], options, host);
+  const sf = program.getSourceFile(file)!;
+  const diags = [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)];
+  return {
+    diagnostics: diags.map((d) => {
+      const where = d.start !== undefined ? sf.getLineAndCharacterOfPosition(d.start) : undefined;
+      const manifest = where ? manifests[Number(/^export const m(\d+)/.exec(source.split('\n').slice(0, where.line + 1).reverse().find((l) => l.startsWith('export const m')) ?? '')?.[1])] : undefined;
+      return `${manifest?.file ?? '?'} (${manifest?.doc.kind ?? '?'}): ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+    }),
+  };
+}
