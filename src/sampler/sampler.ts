@@ -1,11 +1,15 @@
 /**
  * Reads every port's counters each interval, off the request path, and keeps
- * the window that measured rates come from. Monotonic clock only.
+ * the window that measured rates come from. Monotonic clock only. File reads run
+ * in a worker with a timeout (reader.ts), so a blocked read(2) cannot hang the process.
  */
 import type {
-  CounterMeaning, CounterSource, CounterSourceKind, Direction, Layer, PortAttributes, PortCounterSet, PortInventory, PortRef, Quantity,
+  CounterMeaning, CounterSource, CounterSourceKind, CounterValue, Direction, Layer, PortAttributes, PortCounterSet, PortInventory, PortRef,
+  Quantity,
 } from '../sources/types.js';
 import { CounterSeries } from './series.js';
+import { BoundedReader, type ReadJob } from './reader.js';
+import { readPlanOf, toCounterValues } from './offload.js';
 
 export interface SampledCounter {
   readonly source: CounterSourceKind;
@@ -31,6 +35,10 @@ export interface SamplerEvents {
   portAdded?(port: SampledPort): void;
   portRemoved?(ref: PortRef): void;
   readError?(port: PortRef, source: CounterSourceKind, counter: string, error: string): void;
+  /** A read of this port did not return within the timeout; its file-based counters are skipped for a while. */
+  readBlocked?(port: PortRef, info: { readonly timeoutMs: number; readonly stuckWorkers: number }): void;
+  /** A port whose read had blocked answered again. */
+  readRecovered?(port: PortRef): void;
 }
 
 export interface SamplerOptions {
@@ -40,7 +48,17 @@ export interface SamplerOptions {
   readonly windowMs: number;
   readonly clock?: () => bigint;
   readonly events?: SamplerEvents;
+  /**
+   * 'worker' (default): descriptor reads run in a worker thread, bounded by `readTimeoutMs`
+   * (src/sampler/reader.ts); 'direct': every set is read on this thread, unbounded.
+   */
+  readonly reads?: 'worker' | 'direct';
+  /** A read that makes no progress for this long is blocked; default interval/2 within 100..1000 ms. */
+  readonly readTimeoutMs?: number;
 }
+
+/** Default for SamplerOptions.readTimeoutMs. */
+export const defaultReadTimeoutMs = (intervalMs: number): number => Math.min(1000, Math.max(100, Math.floor(intervalMs / 2)));
 
 const key = (r: PortRef): string => `${r.device}/${r.port}`;
 
@@ -51,9 +69,25 @@ export class Sampler {
   readErrors = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly clock: () => bigint;
+  /** Undefined in 'direct' mode. */
+  readonly reader: BoundedReader | undefined;
 
   constructor(private readonly opts: SamplerOptions) {
     this.clock = opts.clock ?? process.hrtime.bigint;
+    if (opts.reads !== 'direct') {
+      const byGroup = (g: string): PortRef | undefined => this.ports.get(g)?.ref;
+      this.reader = new BoundedReader({
+        readTimeoutMs: opts.readTimeoutMs ?? defaultReadTimeoutMs(opts.intervalMs),
+        onBlocked: (g, info) => {
+          const ref = byGroup(g);
+          if (ref) opts.events?.readBlocked?.(ref, info);
+        },
+        onRecovered: (g) => {
+          const ref = byGroup(g);
+          if (ref) opts.events?.readRecovered?.(ref);
+        },
+      });
+    }
   }
 
   /** Samples now and then every interval; `manual` leaves the ticking to the caller (tests). */
@@ -67,6 +101,7 @@ export class Sampler {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.reader?.close();
     for (const p of this.ports.values()) for (const s of p.sets) s.close();
     this.ports.clear();
   }
@@ -76,9 +111,52 @@ export class Sampler {
     this.reconcile();
     const now = this.clock();
     const windowNs = BigInt(this.opts.windowMs) * 1_000_000n;
-    for (const port of this.ports.values()) this.readPort(port, now, windowNs);
+    const ports = [...this.ports.values()];
+    const values = this.readAll(ports);
+    for (const port of ports) this.applyPort(port, values, now, windowNs);
     this.ticks++;
     this.lastTickSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  }
+
+  /**
+   * Every set's values for this tick. File-based sets are read together in the reader's worker
+   * (bounded); the others with their own read(). A set missing from the result was deferred.
+   */
+  private readAll(ports: readonly SampledPort[]): Map<PortCounterSet, Read> {
+    const out = new Map<PortCounterSet, Read>();
+    const jobs: ReadJob[] = [];
+    const jobSets: PortCounterSet[] = [];
+    for (const port of ports) {
+      for (const set of port.sets) {
+        const plan = this.reader ? readPlanOf(set) : undefined;
+        if (plan) {
+          jobs.push({ group: key(port.ref), plan });
+          jobSets.push(set);
+        } else {
+          out.set(set, { values: set.read(), counted: true });
+        }
+      }
+    }
+    if (jobs.length === 0) return out;
+    const outcomes = this.reader!.run(jobs);
+    outcomes.forEach((o, i) => {
+      const set = jobSets[i]!;
+      const n = set.counters.length;
+      switch (o.kind) {
+        case 'done':
+          out.set(set, { values: toCounterValues(n, o.gone, o.values), counted: true });
+          return;
+        case 'timeout':
+          out.set(set, { values: Array.from({ length: n }, () => ({ ok: false, error: o.error })), counted: o.fresh, silent: true });
+          return;
+        case 'unavailable':
+          out.set(set, { values: set.read(), counted: true });
+          return;
+        case 'deferred':
+          return;
+      }
+    });
+    return out;
   }
 
   /** Adds ports that appeared, drops ports that vanished, refreshes attributes. */
@@ -96,6 +174,7 @@ export class Sampler {
       if (seen.has(k)) continue;
       for (const s of port.sets) s.close();
       this.ports.delete(k);
+      this.reader?.forget(k);
       this.opts.events?.portRemoved?.(port.ref);
     }
   }
@@ -108,18 +187,21 @@ export class Sampler {
     this.opts.events?.portAdded?.(port);
   }
 
-  private readPort(port: SampledPort, now: bigint, windowNs: bigint): void {
-    let i = 0;
+  private applyPort(port: SampledPort, reads: Map<PortCounterSet, Read>, now: bigint, windowNs: bigint): void {
+    let offset = 0;
     let stale = false;
     for (const set of port.sets) {
-      const values = set.read();
-      for (const value of values) {
+      const read = reads.get(set);
+      let i = offset;
+      offset += set.counters.length;
+      if (!read) continue; // deferred: the series keep their window until the next tick
+      for (const value of read.values) {
         const c = port.counters[i++];
-        if (!c) break;
+        if (!c || i > offset) break;
         if (!value.ok && value.error.startsWith('ESTALE')) stale = true;
         c.series.update(now, value);
         c.series.trim(now, windowNs);
-        if (!value.ok) this.countError(port.ref, c.source, c.series.spec.name, value.error);
+        if (!value.ok && read.counted) this.countError(port.ref, c.source, c.series.spec.name, value.error, read.silent);
       }
     }
     if (stale) this.reopen(port);
@@ -133,10 +215,10 @@ export class Sampler {
     this.addPort(port.ref, port.attrs);
   }
 
-  private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: string): void {
+  private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: string, silent = false): void {
     const k = `${ref.device}\0${ref.port}\0${source}`;
     this.readErrors.set(k, (this.readErrors.get(k) ?? 0) + 1);
-    this.opts.events?.readError?.(ref, source, counter, error);
+    if (!silent) this.opts.events?.readError?.(ref, source, counter, error);
   }
 
   /** Every source's rate for one quantity of one port and direction, preferred source first. */
@@ -153,6 +235,13 @@ export class Sampler {
     }
     return out;
   }
+}
+
+/** One set's values this tick; `counted` adds failures to readErrors, `silent` skips the per-counter event. */
+interface Read {
+  readonly values: readonly CounterValue[];
+  readonly counted: boolean;
+  readonly silent?: boolean;
 }
 
 const matches = (m: CounterMeaning | undefined, d: Direction, q: Quantity): boolean =>

@@ -75,12 +75,27 @@ export type CounterValue =
   | { readonly ok: true; readonly value: bigint }
   | { readonly ok: false; readonly error: string };
 
+/**
+ * A set's reads as plain descriptors, so the sampler can run them on a worker thread and
+ * bound a read that blocks (a hung driver's show()).
+ */
+export interface ReadPlan {
+  /** Directory whose disappearance (or replacement: another dev/ino) means the set is gone. */
+  readonly watch?: { readonly dir: string; readonly dev?: number; readonly ino?: number };
+  /** One entry per counter, in counter order: an open descriptor, or the error its open gave. */
+  readonly fds: readonly (number | string)[];
+  /** 0: pread at offset 0 (a sysfs attribute runs show() again); null: read(2) a stream. */
+  readonly position: 0 | null;
+}
+
 /** One source's open counters for one port; read() returns values in `counters` order. */
 export interface PortCounterSet {
   readonly kind: CounterSourceKind;
   readonly port: PortRef;
   readonly counters: readonly CounterSpec[];
   read(): CounterValue[];
+  /** File-backed sets describe their reads; undefined once closed. Others are read with read(). */
+  readPlan?(): ReadPlan | undefined;
   close(): void;
 }
 

@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { Daemon } from '../../src/exporter/daemon.js';
+import { Daemon, type DaemonOptions } from '../../src/exporter/daemon.js';
 import { createLogger } from '../../src/log.js';
 import { SysfsFixture, type FixtureName } from '../fixtures/sysfs.js';
 
@@ -32,6 +32,7 @@ export function writeConfig(text: string, flows: string[] = ['data_60.json', 'au
 
 export async function startDaemon(
   fixture: FixtureName | 'empty', configText: string, prepare?: (fx: SysfsFixture) => void,
+  options?: (fx: SysfsFixture) => Partial<DaemonOptions>,
 ): Promise<Running> {
   const fx = fixture === 'empty' ? SysfsFixture.empty() : SysfsFixture.copy(fixture);
   prepare?.(fx);
@@ -41,7 +42,7 @@ export async function startDaemon(
   const sink = new Writable({ write: (chunk, _enc, cb) => { logs.push(String(chunk)); cb(); } });
   const daemon = new Daemon({
     configFile, listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', sysfsRoot: fx.root,
-    log: createLogger('debug', 'logfmt', sink), manualClock: () => now,
+    log: createLogger('debug', 'logfmt', sink), manualClock: () => now, ...options?.(fx),
   });
   await daemon.start();
   const base = `http://127.0.0.1:${daemon.address().port}`;

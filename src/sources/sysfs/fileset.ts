@@ -3,7 +3,7 @@
  * positioned read at offset 0, which makes kernfs call the attribute's show() again.
  */
 import * as fs from 'node:fs';
-import type { CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef } from '../types.js';
+import type { CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef, ReadPlan } from '../types.js';
 import { parseCounterText } from './parse.js';
 import { errorCode } from './paths.js';
 
@@ -54,6 +54,12 @@ export class FileCounterSet implements PortCounterSet {
     const gone = this.vanished();
     if (gone !== undefined) return this.files.map(() => ({ ok: false, error: gone }));
     return this.handles.map((h) => this.readOne(h));
+  }
+
+  readPlan(): ReadPlan | undefined {
+    if (this.closed) return undefined;
+    const watch = this.identity ? { dir: this.watchDir, dev: this.identity.dev, ino: this.identity.ino } : { dir: this.watchDir };
+    return { watch, fds: this.handles.map((h) => ('fd' in h ? h.fd : h.openError)), position: 0 };
   }
 
   close(): void {
