@@ -29,7 +29,7 @@ export function parseFlags(argv: string[], spec: FlagSpec): Parsed {
 export function usage(command: string, summary: string, spec: FlagSpec): string {
   const rows = Object.entries(spec).map(([name, s]) => {
     const arg = s.type === 'string' ? `=${name.split('.').pop()?.toUpperCase()}` : '';
-    const def = s.default !== undefined && s.default !== false ? ` (default: ${String(s.default)})` : '';
+    const def = s.default !== undefined && s.default !== false && s.default !== '' ? ` (default: ${String(s.default)})` : '';
     return `  --${name}${arg}\n      ${s.help}${def}`;
   });
   return `usage: mxl-fabric-exporter ${command}\n\n${summary}\n\nflags:\n${rows.join('\n')}\n`;

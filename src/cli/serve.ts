@@ -4,7 +4,7 @@ import { Daemon } from '../exporter/daemon.js';
 import { createLogger, LOG_LEVELS, type LogFormat } from '../log.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
-import { type FlagSpec, parseFlags, str, usage, UsageError } from './args.js';
+import { type FlagSpec, commandFlags, str, UsageError } from './args.js';
 import type { Io } from './io.js';
 
 export const DEFAULT_CONFIG = fileURLToPath(new URL('../../config/example.yaml', import.meta.url));
@@ -14,6 +14,7 @@ export const SERVE_FLAGS: FlagSpec = {
   'config.file': { type: 'string', default: DEFAULT_CONFIG, help: 'YAML config: ports, flows, sampling, drift tolerance' },
   'web.listen-address': { type: 'string', default: DEFAULT_LISTEN, help: 'address to listen on, [host]:port' },
   'web.telemetry-path': { type: 'string', default: '/metrics', help: 'path under which to expose metrics' },
+  'web.config.file': { type: 'string', default: '', help: 'exporter-toolkit web config: TLS, basic auth, headers (empty: plain HTTP, no auth)' },
   'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint; every file the exporter reads is under it' },
   'log.level': { type: 'string', default: 'info', help: `one of ${LOG_LEVELS.join(', ')}` },
   'log.format': { type: 'string', default: 'logfmt', help: 'logfmt or json' },
@@ -24,13 +25,9 @@ const SUMMARY = `Serves predicted and measured MXL flow bandwidth as Prometheus 
 SIGHUP or POST /-/reload re-reads the config; a bad config keeps the running one.`;
 
 export async function runServe(argv: string[], io: Io): Promise<number> {
-  let flags;
+  const flags = commandFlags(argv, io, 'serve [flags]', SUMMARY, SERVE_FLAGS);
+  if (typeof flags === 'number') return flags;
   try {
-    flags = parseFlags(argv, SERVE_FLAGS);
-    if (flags.values.help) {
-      io.stdout(usage('serve [flags]', SUMMARY, SERVE_FLAGS));
-      return 0;
-    }
     checkFlags(str(flags, 'log.level')!, str(flags, 'log.format')!, str(flags, 'web.telemetry-path')!);
   } catch (e) {
     io.stderr(`serve: ${(e as Error).message}\n`);
@@ -42,6 +39,7 @@ export async function runServe(argv: string[], io: Io): Promise<number> {
     listenAddress: str(flags, 'web.listen-address')!,
     telemetryPath: str(flags, 'web.telemetry-path')!,
     sysfsRoot: str(flags, 'path.sysfs')!,
+    webConfigFile: str(flags, 'web.config.file') ?? '',
     log,
   });
   try {
@@ -49,6 +47,7 @@ export async function runServe(argv: string[], io: Io): Promise<number> {
   } catch (e) {
     if (e instanceof InputError) {
       for (const p of e.problems) log.error({ problem: formatProblem(p) }, 'invalid config');
+      await daemon.stop();
       io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
       return 2;
     }

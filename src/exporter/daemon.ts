@@ -13,6 +13,7 @@ import { Sampler } from '../sampler/sampler.js';
 import { selectSources, type Measurement } from '../sources/select.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
+import { WebConfigWatcher } from './webconfig.js';
 import { landingPage } from './landing.js';
 import { buildView, type ExporterState } from './view.js';
 import { DomainMonitor } from '../domain/monitor.js';
@@ -28,6 +29,8 @@ export interface DaemonOptions {
   readonly measurement?: Measurement;
   /** Tests drive sampling themselves with `sampleNow()` on this clock. */
   readonly manualClock?: () => bigint;
+  /** exporter-toolkit web config (TLS, basic auth, headers); empty or absent: plain HTTP. */
+  readonly webConfigFile?: string;
 }
 
 export class Daemon {
@@ -47,6 +50,7 @@ export class Daemon {
 
   /** Loads the config (throws InputError when it is invalid), samples once, listens. */
   async start(): Promise<void> {
+    const web = this.opts.webConfigFile ? new WebConfigWatcher(this.opts.webConfigFile, this.opts.log) : undefined;
     this.apply(loadConfig(this.opts.configFile));
     this.measurement = this.opts.measurement ?? selectSources({ sysfsRoot: this.opts.sysfsRoot });
     for (const note of this.measurement.notes) this.opts.log.info(note);
@@ -60,8 +64,8 @@ export class Daemon {
       ready: () => this.sampler !== undefined,
       reload: () => this.reload(),
     });
-    this.server = await listen(app, this.opts.listenAddress);
-    this.opts.log.info({ address: this.opts.listenAddress, telemetry_path: this.opts.telemetryPath }, 'listening');
+    this.server = await listen(app, this.opts.listenAddress, { web, log: this.opts.log });
+    this.opts.log.info({ address: this.opts.listenAddress, telemetry_path: this.opts.telemetryPath, tls: web?.current.tls !== undefined, basic_auth: (web?.current.users.size ?? 0) > 0 }, 'listening');
   }
 
   address(): AddressInfo {
@@ -135,6 +139,8 @@ export class Daemon {
           warned.add(k);
           log.warn({ device: r.device, port: r.port, source, counter, error }, 'counter unreadable (logged once)');
         },
+        readBlocked: (r, i) => log.error({ device: r.device, port: r.port, error: 'ETIMEDOUT', timeout_ms: i.timeoutMs, stuck_reads: i.stuckWorkers }, 'counter read blocked; port skipped, retried with backoff'),
+        readRecovered: (r) => log.info({ device: r.device, port: r.port }, 'counter reads answer again'),
       },
     });
     this.sampler.start(this.opts.manualClock !== undefined);

@@ -1,7 +1,11 @@
 /** HTTP: only the documented routes and methods, with size and time limits. */
 import express, { type Request, type Response, type NextFunction } from 'express';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import type { Logger } from '../log.js';
+import { checkClientCertificate, secureContextOptions, verifyFlags, type WebConfigWatcher } from './webconfig.js';
 
 export interface Routes {
   readonly telemetryPath: string;
@@ -56,9 +60,44 @@ export function parseListenAddress(addr: string): { host: string | undefined; po
   return { host: host ? host : undefined, port };
 }
 
-export function listen(app: express.Express, addr: string): Promise<Server> {
+/** Request bodies are never needed (POST /-/reload takes none): anything above this is refused. */
+export const MAX_BODY_BYTES = 1024;
+const SERVER_LIMITS = { maxHeaderSize: 16 * 1024, requestTimeout: 10_000, headersTimeout: 5_000, connectionsCheckingInterval: 1_000 } as const;
+
+export interface ListenOptions {
+  /** TLS, basic auth, headers and rate limit from `--web.config.file`; plain HTTP without. */
+  readonly web?: WebConfigWatcher;
+  readonly log?: Logger;
+}
+
+export function listen(app: express.Express, addr: string, opts: ListenOptions = {}): Promise<Server> {
   const { host, port } = parseListenAddress(addr);
-  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 10_000, headersTimeout: 5_000 }, app);
+  const web = opts.web;
+  const handler = guarded(app, web);
+  const t = web?.current.tls;
+  let server: Server;
+  if (t) {
+    const tlsServer = createHttpsServer({ ...SERVER_LIMITS, ...secureContextOptions(t), ...verifyFlags(t), handshakeTimeout: 10_000 }, handler);
+    // Re-read the web config before each handshake, as the toolkit's GetConfigForClient does.
+    tlsServer.prependListener('connection', () => void web!.refresh());
+    web!.onChange((c) => {
+      if (!c.tls) return;
+      tlsServer.setSecureContext(secureContextOptions(c.tls));
+      Object.assign(tlsServer, verifyFlags(c.tls));
+    });
+    tlsServer.on('secureConnection', (socket: TLSSocket) => {
+      const refused = checkClientCertificate(web!.current.tls, socket);
+      if (refused === undefined) return;
+      opts.log?.debug({ remote: socket.remoteAddress, reason: refused }, 'TLS client refused');
+      socket.destroy();
+    });
+    tlsServer.on('tlsClientError', (err, socket) => {
+      opts.log?.debug({ remote: socket.remoteAddress, err: err.message }, 'TLS handshake failed');
+    });
+    server = tlsServer;
+  } else {
+    server = createServer(SERVER_LIMITS, handler);
+  }
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -67,4 +106,63 @@ export function listen(app: express.Express, addr: string): Promise<Server> {
       resolve(server);
     });
   });
+}
+
+/**
+ * What runs before the routes: the web config's headers, rate limit and basic auth, and the
+ * request body limit (413 above MAX_BODY_BYTES, declared or streamed).
+ */
+function guarded(app: express.Express, web: WebConfigWatcher | undefined): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const config = web?.refresh();
+    if (config) for (const [k, v] of Object.entries(config.headers)) res.setHeader(k, v);
+    if (web?.rateLimiter && !web.rateLimiter.allow()) return void plain(res, 429, 'Too Many Requests\n');
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (!(declared <= MAX_BODY_BYTES)) return void tooLarge(req, res);
+    const proceed = (): void => {
+      if (!config || config.users.size === 0) return void drainBody(req, res, () => app(req, res));
+      web!.auth.verify(config.users, req.headers.authorization).then(
+        (ok) => {
+          if (ok) return drainBody(req, res, () => app(req, res));
+          res.setHeader('WWW-Authenticate', 'Basic');
+          plain(res, 401, 'Unauthorized\n');
+        },
+        () => plain(res, 500, 'internal error\n'),
+      );
+    };
+    proceed();
+  };
+}
+
+/** Reads and drops a body of at most MAX_BODY_BYTES, then `next`; 413 and close when it is longer. */
+function drainBody(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (!hasBody || req.readableEnded) return next();
+  let seen = 0;
+  let failed = false;
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > MAX_BODY_BYTES && !failed) {
+      failed = true;
+      tooLarge(req, res);
+    }
+  });
+  req.once('end', () => {
+    if (!failed) next();
+  });
+  req.once('error', () => undefined);
+}
+
+function tooLarge(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('Connection', 'close');
+  plain(res, 413, `Request body larger than ${MAX_BODY_BYTES} bytes\n`);
+  res.once('finish', () => req.destroy());
+}
+
+function plain(res: ServerResponse, status: number, body: string): void {
+  if (res.headersSent) return;
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }

@@ -49,7 +49,15 @@ export class SourceText {
   /** JSON is parsed as YAML 1.2 (a superset) so both report positions the same way. */
   static parse(file: string, text: string): SourceText {
     const lines = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    let doc: Document.Parsed;
+    try {
+      doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    } catch (e) {
+      // yaml's parser recurses per nesting level; a few thousand levels ("- - - ...") overflow the
+      // stack before it can report a position (found by test/fuzz).
+      if (!(e instanceof RangeError)) throw e;
+      throw new InputError([{ file, line: 1, col: 1, field: '', reason: `the document nests too deeply to parse (${e.message})` }]);
+    }
     return new SourceText(file, doc, lines);
   }
 
