@@ -1,5 +1,5 @@
 /** Reads the YAML config; every problem in it (and in the flow files it names) is reported at once. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { isMap, type Node } from 'yaml';
 import { type Mtu, ProfileRegistry, type ProviderProfile, type Rational, DEFAULT_AUDIO_GRAIN_DURATION, IB_MTUS, grainOf, MediaError } from '../model/index.js';
@@ -223,9 +223,8 @@ function readFlowRef(f: Fields, configFile: string): FlowDefinition | undefined 
   if (rel === undefined) return undefined;
   const base = dirname(resolve(configFile));
   const target = resolve(base, rel);
-  const inside = relative(base, target);
-  if (rel.includes('\0') || inside.startsWith('..') || isAbsolute(inside)) {
-    f.report('flow', `"${rel}" is outside the config's folder ${base}; flow files must live under it`);
+  if (rel.includes('\0') || !isInside(base, target) || !isInside(realOr(base), realOr(target))) {
+    f.report('flow', `"${rel}" is outside the config's folder ${base}; flow files must live under it (symlinks included)`);
     return undefined;
   }
   try {
@@ -235,6 +234,20 @@ function readFlowRef(f: Fields, configFile: string): FlowDefinition | undefined 
     f.report('flow', `flow definition ${rel} is invalid (${e.problems.length} problem${e.problems.length > 1 ? 's' : ''} below)`);
     f.problems.push(...e.problems);
     return undefined;
+  }
+}
+
+function isInside(dir: string, file: string): boolean {
+  const inside = relative(dir, file);
+  return !inside.startsWith('..') && !isAbsolute(inside);
+}
+
+/** The path with symlinks resolved; the path itself when it does not exist (reported later). */
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }
 

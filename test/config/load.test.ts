@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseConfig } from '../../src/config/load.js';
@@ -94,7 +94,7 @@ flows:
       `${bad}:3:47: tags["urn:x-nmos:tag:grouphint/v1.0"][0]: "nogroup" is not <group-name>:<role-in-group>[:device|node]`,
       `${bad}:6:17: media_type: "video/raw" is not one of "video/v210", "video/v210a"`,
       `${bad}:8:18: frame_width: 8000 is out of range 2..7680`,
-      `${file}:7:13: flows[1].flow: "../outside.json" is outside the config's folder ${join(file, '..')}; flow files must live under it`,
+      `${file}:7:13: flows[1].flow: "../outside.json" is outside the config's folder ${join(file, '..')}; flow files must live under it (symlinks included)`,
       `${file}:7:55: flows[1].direction: "sideways" is not one of "tx", "rx"`,
       `${file}:8:81: flows[2].provider: unknown provider profile "nope"; known: rdma_rocev2, rdma_rocev2_mxl_v1`,
       `${file}:8:66: flows[2].ptime: ptime (grain duration) applies to audio flows only`,
@@ -110,5 +110,13 @@ flows:
     flow: { id: 0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d99, label: a, format: "urn:x-nmos:format:audio", tags: { "urn:x-nmos:tag:grouphint/v1.0": ["A:B"] }, sample_rate: { numerator: 44100 }, bit_depth: 32 }
 `);
     expect(p).toEqual([expect.stringMatching(/^c\.yaml:4:12: flows\[0\]\.ptime: grain duration 1ms at 44100 Hz is 44\.1 samples/)]);
+  });
+
+  it('refuses a flow file that is a symlink out of the config folder', () => {
+    const file = tempConfig('flows:\n  - { flow: flows/link.json, device: rxe0, direction: tx }\n');
+    symlinkSync(join(flowsDir, 'data_60.json'), join(file, '../flows/link.json'));
+    expect(problems(file, readFileSync(file, 'utf8'))).toEqual([
+      `${file}:2:13: flows[0].flow: "flows/link.json" is outside the config's folder ${join(file, '..')}; flow files must live under it (symlinks included)`,
+    ]);
   });
 });
