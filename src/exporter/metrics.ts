@@ -212,6 +212,10 @@ const FAMILIES: [string, string, 'gauge' | 'counter', Read][] = [
       const [device, port, source] = k.split('\0');
       return { labels: { device: device!, port: port!, source: source! }, value: n };
     })],
+  ['exporter_counter_read_timeouts_total', 'Sampling ticks in which a port\'s counter reads blocked past the read timeout.', 'counter', (_views, state) =>
+    state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.timeouts }] : []],
+  ['exporter_blocked_reader_threads', 'Reader threads still stuck in a read that never returned (abandoned, at most 4).', 'gauge', (_views, state) =>
+    state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.stuckWorkers }] : []],
   ['exporter_sample_duration_seconds', 'How long the last sampling tick took.', 'gauge', (_views, state) =>
     state.sampler ? [{ labels: {}, value: state.sampler.lastTickSeconds }] : []],
 ];
