@@ -1,0 +1,33 @@
+/** Small measurement helpers shared by the benchmark scripts. */
+import * as fs from 'node:fs';
+
+/** Linear-interpolated percentile of unsorted numbers (p in 0..100). */
+export function percentile(values, p) {
+  if (values.length === 0) return undefined;
+  const s = Float64Array.from(values).sort();
+  const rank = (p / 100) * (s.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return s[lo] + (s[hi] - s[lo]) * (rank - lo);
+}
+
+export const mean = (values) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : undefined);
+
+/** utime + stime of a process in clock ticks (/proc/<pid>/stat fields 14 and 15). */
+export function procCpuTicks(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** VmRSS and VmHWM (peak) of a process in bytes. */
+export function procMemory(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+}
+
+/** Clock ticks per second for /proc/<pid>/stat (sysconf(_SC_CLK_TCK)); 100 on every Linux port Node runs on. */
+export const CLK_TCK = 100;
+
+export const round = (x, digits = 3) => (x === undefined || !Number.isFinite(x) ? x : Number(x.toFixed(digits)));
