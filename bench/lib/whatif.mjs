@@ -66,7 +66,7 @@ await daemon.start();
 // The daemon's Metrics is private in TypeScript only.
 const metrics = daemon.metrics;
 const registry = metrics.registry;
-const body = await metrics.render();
+const body = await metrics.renderText();
 memory.bodyMB = +(Buffer.byteLength(body) / MB).toFixed(2);
 memory.daemonAfterRender = mem();
 
@@ -149,7 +149,7 @@ const defaults = registry.getMetricsAsArray().filter((m) => !m.name.startsWith(P
 let tickCache;
 async function perTickRender() {
   const ticks = daemon.state().sampler?.ticks;
-  if (!tickCache || tickCache.ticks !== ticks) tickCache = { ticks, text: (await metrics.render()).split('\n\n').filter((b) => b.includes(`# HELP ${PREFIX}`)).join('\n\n') };
+  if (!tickCache || tickCache.ticks !== ticks) tickCache = { ticks, text: (await metrics.renderText()).split('\n\n').filter((b) => b.includes(`# HELP ${PREFIX}`)).join('\n\n') };
   const rest = await Promise.all(defaults.map((m) => registry.getMetricsAsString(m)));
   return `${[tickCache.text, ...rest].join('\n\n')}\n`;
 }
@@ -157,7 +157,7 @@ async function perTickRender() {
 // The prototype must produce the same series as the daemon (values of the same counters may
 // differ by a tick; compare the series names and labels only).
 const series = (text) => new Set(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.slice(0, l.lastIndexOf(' '))).filter((k) => k.startsWith(PREFIX)));
-const now = series(await metrics.render());
+const now = series(await metrics.renderText());
 const proto = series(await prototypeRender());
 const same = now.size === proto.size && [...now].every((k) => proto.has(k));
 
@@ -166,7 +166,7 @@ const result = {
   memory,
   render: {
     seriesMatch: same,
-    current: await cpuPerCall(() => metrics.render(), seconds),
+    current: await cpuPerCall(() => metrics.renderText(), seconds),
     cachedFlowAndCounterText: await cpuPerCall(prototypeRender, seconds),
     perTickBody: await cpuPerCall(perTickRender, seconds / 2),
     defaultFamiliesOnly: await cpuPerCall(() => Promise.all(defaults.map((m) => registry.getMetricsAsString(m))), seconds / 2),

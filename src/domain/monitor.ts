@@ -26,6 +26,7 @@ export function selects(domain: DomainConfig, flow: DomainFlow): boolean {
 export class DomainMonitor {
   private readonly watchers: { readonly domain: DomainConfig; readonly watcher: DomainWatcher }[];
   private bound: FlowBinding[] = [];
+  ticks = 0;
 
   constructor(
     domains: readonly DomainConfig[],
@@ -36,6 +37,7 @@ export class DomainMonitor {
 
   /** Scans and samples every domain; true when the discovered bindings changed. */
   tick(windowMs: number): boolean {
+    this.ticks++;
     let changed = false;
     for (const { domain, watcher } of this.watchers) {
       const { added, removed } = watcher.scan();

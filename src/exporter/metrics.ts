@@ -1,108 +1,98 @@
 /**
- * Prometheus metrics (names are a contract: README "Metrics"). Every family
- * is a view over the exporter's state, built once per scrape; nothing is
- * stored in prom-client's label maps, so a vanished port or flow simply stops
- * being reported.
+ * Prometheus metrics (names are a contract: README "Metrics"). Every family is a view over the
+ * exporter's state; nothing is stored in label maps, so a vanished port or flow simply stops
+ * being reported. The text is kept between scrapes: families made from the plans (every
+ * per-flow prediction) until a plan changes, the others until the next sampling tick.
+ * prom-client serves the process and Node.js metrics and the exporter's own few gauges.
  */
-import { Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
-import { buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
+import { formatFamily, type Labels, type Sample } from './exposition.js';
+import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
 
 export const PREFIX = 'mxl_fabric_';
 
-type Labels = Record<string, string | number>;
-interface Sample {
-  readonly labels: Labels;
-  readonly value: number;
-}
-/** What one scrape reads: built once, shared by every family. */
-interface Scrape {
-  readonly views: readonly PortView[];
-  readonly state: ExporterState;
-  readonly flows: readonly FlowMeasurementView[];
-}
 type Read = (views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]) => Sample[];
-
-class ViewMetric extends Gauge<string> {
-  constructor(
-    registry: Registry,
-    private readonly metricName: string,
-    private readonly metricHelp: string,
-    private readonly kind: 'gauge' | 'counter',
-    private readonly read: Read,
-    private readonly scrape: () => Scrape,
-  ) {
-    super({ name: PREFIX + metricName, help: metricHelp, registers: [registry] });
-  }
-
-  override async get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
-    const { views, state, flows } = this.scrape();
-    const values = this.read(views, state, flows);
-    return { name: PREFIX + this.metricName, help: this.metricHelp, type: this.kind, aggregator: 'sum', values } as unknown as MetricObjectWithValues<
-      MetricValue<string>
-    >;
-  }
-}
+/** `plan`: reads only the plans and the config; `tick`: also what the sampler and domains saw. */
+type Changes = 'plan' | 'tick';
+type Family = [name: string, help: string, type: 'gauge' | 'counter', changes: Changes, read: Read];
 
 export interface ReloadStatus {
   ok: boolean;
   lastSuccessSeconds: number;
 }
 
+interface Cached {
+  readonly key: readonly unknown[];
+  readonly body: Buffer;
+}
+
+const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): boolean =>
+  a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
+
 export class Metrics {
   readonly registry = new Registry();
-  private current: Scrape | undefined;
+  private planText: Cached | undefined;
+  private tickText: Cached | undefined;
 
   constructor(
     private readonly state: () => ExporterState,
     private readonly reload: () => ReloadStatus,
   ) {
     collectDefaultMetrics({ register: this.registry });
-    for (const [name, help, kind, read] of FAMILIES) new ViewMetric(this.registry, name, help, kind, read, () => this.snapshot());
-    for (const [name, help, read] of this.exporterFamilies()) {
-      new ViewMetric(this.registry, name, help, 'gauge', () => read(), () => this.snapshot());
-    }
+    this.exporterGauges();
   }
 
-  /** One consistent view for every family of a scrape. */
-  async render(): Promise<string> {
-    this.current = this.build();
-    try {
-      return await this.registry.metrics();
-    } finally {
-      this.current = undefined;
-    }
+  /** The whole exposition as one string (benchmarks, tests). */
+  async renderText(): Promise<string> {
+    return Buffer.concat(await this.render()).toString('utf8');
   }
 
-  private snapshot(): Scrape {
-    return this.current ?? this.build();
-  }
-
-  private build(): Scrape {
+  /** The exposition in pieces: the kept plan and tick texts, then prom-client's families. */
+  async render(): Promise<Buffer[]> {
     const state = this.state();
-    return { views: buildView(state), state, flows: flowMeasurements(state) };
+    state.planner.plans(attrsLookup(state.sampler)); // first: an MTU change moves the plan version
+    let views: readonly PortView[] | undefined;
+    const viewsNow = (): readonly PortView[] => (views ??= buildView(state));
+    const planKey = [state.planner, state.planner.version];
+    const tickKey = [...planKey, state.sampler, state.sampler?.ticks, state.domains, state.domains?.ticks];
+    const plan = sameKey(this.planText?.key, planKey)
+      ? this.planText!
+      : { key: planKey, body: Buffer.from(this.format('plan', viewsNow(), state, [])) };
+    const tick = sameKey(this.tickText?.key, tickKey)
+      ? this.tickText!
+      : { key: tickKey, body: Buffer.from(this.format('tick', viewsNow(), state, flowMeasurements(state))) };
+    this.planText = plan;
+    this.tickText = tick;
+    return [plan.body, tick.body, Buffer.from(await this.registry.metrics())];
   }
 
-  private exporterFamilies(): [string, string, () => Sample[]][] {
-    return [
-      ['exporter_build_info', 'Build information; always 1.', () => [
-        { labels: { version: BUILD.version, revision: BUILD.revision, nodeversion: BUILD.nodeVersion }, value: 1 },
-      ]],
-      ['exporter_config_last_reload_successful', 'Whether the last config (re)load succeeded (1) or kept the previous config (0).', () => [
-        { labels: {}, value: this.reload().ok ? 1 : 0 },
-      ]],
-      ['exporter_config_last_reload_success_timestamp_seconds', 'Unix time of the last successful config load.', () => [
-        { labels: {}, value: this.reload().lastSuccessSeconds },
-      ]],
-    ];
+  private format(changes: Changes, views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]): string {
+    let out = '';
+    for (const [name, help, type, when, read] of FAMILIES) {
+      if (when === changes) out += formatFamily(PREFIX + name, help, type, read(views, state, flows));
+    }
+    return out;
+  }
+
+  private exporterGauges(): void {
+    const gauge = (name: string, help: string, labelNames: string[], collect: (g: Gauge<string>) => void): void => {
+      new Gauge({ name: PREFIX + name, help, labelNames, registers: [this.registry], collect() { collect(this); } });
+    };
+    gauge('exporter_build_info', 'Build information; always 1.', ['version', 'revision', 'nodeversion'], (g) =>
+      g.set({ version: BUILD.version, revision: BUILD.revision, nodeversion: BUILD.nodeVersion }, 1));
+    gauge('exporter_config_last_reload_successful', 'Whether the last config (re)load succeeded (1) or kept the previous config (0).', [], (g) =>
+      g.set(this.reload().ok ? 1 : 0));
+    gauge('exporter_config_last_reload_success_timestamp_seconds', 'Unix time of the last successful config load.', [], (g) =>
+      g.set(this.reload().lastSuccessSeconds));
   }
 }
 
 const portLabels = (v: PortView): Labels => ({ device: v.device, port: String(v.port) });
 
-const FAMILIES: [string, string, 'gauge' | 'counter', Read][] = [
-  ['flow_info', 'A configured MXL flow and where it is bound; always 1.', 'gauge', (views) =>
+const FAMILIES: Family[] = [
+  ['flow_info', 'A configured MXL flow and where it is bound; always 1.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => (v.plan?.flows ?? []).map(({ binding: b }) => ({
       labels: {
         flow_id: b.flow.id, label: b.flow.label, media_type: b.flow.mediaType, format: b.flow.format, device: b.device,
@@ -110,113 +100,114 @@ const FAMILIES: [string, string, 'gauge' | 'counter', Read][] = [
       },
       value: 1,
     })))],
-  ['flow_predicted_bytes_per_second', "The model's bytes per second for one flow, per layer (payload, l3, l2, wire).", 'gauge', (views) =>
+  ['flow_predicted_bytes_per_second', "The model's bytes per second for one flow, per layer (payload, l3, l2, wire).", 'gauge', 'plan', (views) =>
     views.flatMap((v) => (v.plan?.flows ?? []).flatMap(({ binding: b, prediction: p }) => p ? LAYERS.map((layer) => ({
       labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction, layer },
       value: toNumber(p.bytesPerSecond[layer]),
     })) : []))],
-  ['flow_predicted_packets_per_second', "The model's packets per second for one flow.", 'gauge', (views) =>
+  ['flow_predicted_packets_per_second', "The model's packets per second for one flow.", 'gauge', 'plan', (views) =>
     views.flatMap((v) => (v.plan?.flows ?? []).flatMap(({ binding: b, prediction: p }) => p ? [{
       labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction },
       value: toNumber(p.packetsPerSecond),
     }] : []))],
-  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, per layer.', 'gauge', (views) =>
+  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, per layer.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       return t ? LAYERS.map((layer) => ({ labels: { ...portLabels(v), direction: d.direction, layer }, value: t.bytesPerSecond[layer] })) : [];
     }))],
-  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction.', 'gauge', (views) =>
+  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       return t ? [{ labels: { ...portLabels(v), direction: d.direction }, value: t.packetsPerSecond }] : [];
     }))],
-  ['port_measured_bytes_per_second', "Bytes per second from a port's counters over the sampling window, by source and comparable layer.", 'gauge', (views) =>
+  ['port_measured_bytes_per_second', "Bytes per second from a port's counters over the sampling window, by source and comparable layer.", 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => firstPer(d.bytes, (m) => `${m.source} ${m.layer}`).map((m) => ({
       labels: { ...portLabels(v), direction: d.direction, source: m.source, layer: m.layer ?? 'unknown' }, value: m.rate,
     }))))],
-  ['port_measured_packets_per_second', "Packets per second from a port's counters over the sampling window, by source.", 'gauge', (views) =>
+  ['port_measured_packets_per_second', "Packets per second from a port's counters over the sampling window, by source.", 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => firstPer(d.packets, (m) => m.source).map((m) => ({
       labels: { ...portLabels(v), direction: d.direction, source: m.source }, value: m.rate,
     }))))],
-  ['port_drift_ratio', 'measured / predicted - 1 at the matching layer, from the preferred source; absent when nothing is predicted or measured.', 'gauge', (views) =>
+  ['port_drift_ratio', 'measured / predicted - 1 at the matching layer, from the preferred source; absent when nothing is predicted or measured.', 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => d.drift.map((x) => ({
       labels: { ...portLabels(v), direction: d.direction, quantity: x.quantity }, value: x.ratio,
     }))))],
-  ...(['tx', 'rx'] as const).flatMap((direction) => (['bytes', 'packets'] as const).map((quantity): [string, string, 'counter', Read] => [
+  ...(['tx', 'rx'] as const).flatMap((direction) => (['bytes', 'packets'] as const).map((quantity): Family => [
     `port_${direction === 'tx' ? 'transmitted' : 'received'}_${quantity}_total`,
     `${quantity === 'bytes' ? 'Bytes' : 'Packets'} ${direction === 'tx' ? 'transmitted' : 'received'} by a port, per source (32-bit wraps unwrapped, resets absorbed).`,
     'counter',
+    'tick',
     (views) => views.flatMap((v) => (v.sampled?.counters ?? []).flatMap((c) => {
       const m = c.series.spec.meaning;
       if (!m || m.direction !== direction || m.quantity !== quantity || c.series.total === undefined) return [];
       return [{ labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: Number(c.series.total) * m.scale }];
     })),
   ])),
-  ['port_counter_total', "Every counter a port's sources expose, by its driver name (raw units, 32-bit wraps unwrapped).", 'counter', (views) =>
+  ['port_counter_total', "Every counter a port's sources expose, by its driver name (raw units, 32-bit wraps unwrapped).", 'counter', 'tick', (views) =>
     views.flatMap((v) => (v.sampled?.counters ?? []).flatMap((c) => c.series.total === undefined ? [] : [{
       labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: Number(c.series.total),
     }]))],
-  ['port_counter_up', 'Whether the last read of a counter succeeded (1) or failed (0).', 'gauge', (views) =>
+  ['port_counter_up', 'Whether the last read of a counter succeeded (1) or failed (0).', 'gauge', 'tick', (views) =>
     views.flatMap((v) => (v.sampled?.counters ?? []).map((c) => ({
       labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: c.series.state === 'error' ? 0 : 1,
     })))],
-  ['port_counter_saturated', 'Whether a 32-bit PMA counter is stuck at all ones (its rate is then unknown).', 'gauge', (views) =>
+  ['port_counter_saturated', 'Whether a 32-bit PMA counter is stuck at all ones (its rate is then unknown).', 'gauge', 'tick', (views) =>
     views.flatMap((v) => (v.sampled?.counters ?? []).filter((c) => c.series.spec.overflow === 'saturate').map((c) => ({
       labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: c.series.state === 'saturated' ? 1 : 0,
     })))],
-  ['port_info', 'A port the host has, with its netdev, link layer and state; always 1.', 'gauge', (views) =>
+  ['port_info', 'A port the host has, with its netdev, link layer and state; always 1.', 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.sampled ? [{
       labels: { ...portLabels(v), netdev: v.sampled.attrs.netdev ?? '', link_layer: v.sampled.attrs.linkLayer, state: v.sampled.attrs.state, attributes_source: v.sampled.attrs.attributeSource },
       value: 1,
     }] : [])],
-  ['port_up', 'Whether the port is ACTIVE (1); 0 when down or when a configured port is missing.', 'gauge', (views) =>
+  ['port_up', 'Whether the port is ACTIVE (1); 0 when down or when a configured port is missing.', 'gauge', 'tick', (views) =>
     views.map((v) => ({ labels: portLabels(v), value: v.sampled?.attrs.state === 'ACTIVE' ? 1 : 0 }))],
-  ['port_active_mtu_bytes', "The port's active IB MTU: RDMA payload bytes per packet.", 'gauge', (views) =>
+  ['port_active_mtu_bytes', "The port's active IB MTU: RDMA payload bytes per packet.", 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.sampled?.attrs.activeIbMtu !== undefined ? [{ labels: portLabels(v), value: v.sampled.attrs.activeIbMtu }] : [])],
-  ['port_model_mtu_bytes', 'The L3 MTU the model uses for the port (configured, or active IB MTU + profile overhead).', 'gauge', (views) =>
+  ['port_model_mtu_bytes', 'The L3 MTU the model uses for the port (configured, or active IB MTU + profile overhead).', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.plan?.mtu ? [{ labels: { ...portLabels(v), from: v.plan.mtuFrom }, value: v.plan.mtu.kind === 'l3' ? v.plan.mtu.bytes : v.plan.mtu.bytes + v.plan.port.provider.mtuOverheadBytes }] : [])],
-  ['port_model_payload_bytes_per_packet', 'RDMA payload bytes per packet the model assumes for the port (L3 MTU - the profile\'s mtuOverheadBytes).', 'gauge', (views) =>
+  ['port_model_payload_bytes_per_packet', 'RDMA payload bytes per packet the model assumes for the port (L3 MTU - the profile\'s mtuOverheadBytes).', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.plan?.mtu ? [{ labels: portLabels(v), value: v.plan.mtu.kind === 'ib' ? v.plan.mtu.bytes : v.plan.mtu.bytes - v.plan.port.provider.mtuOverheadBytes }] : [])],
-  ['port_capacity_bytes_per_second', 'Link capacity in bytes per second (configured, or the port rate).', 'gauge', (views) =>
+  ['port_capacity_bytes_per_second', 'Link capacity in bytes per second (configured, or the port rate).', 'gauge', 'tick', (views) =>
     views.flatMap((v) => {
       const cap = v.plan?.capacityBytesPerSecond ?? (v.sampled?.attrs.rateBitsPerSecond !== undefined ? v.sampled.attrs.rateBitsPerSecond / 8 : undefined);
       return cap !== undefined ? [{ labels: portLabels(v), value: cap }] : [];
     })],
-  ['port_predicted_utilization_ratio', 'Predicted wire bytes per second / capacity, per direction.', 'gauge', (views) =>
+  ['port_predicted_utilization_ratio', 'Predicted wire bytes per second / capacity, per direction.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       const cap = v.plan?.capacityBytesPerSecond;
       return t && cap ? [{ labels: { ...portLabels(v), direction: d.direction }, value: t.bytesPerSecond.wire / cap }] : [];
     }))],
-  ['port_headroom_ratio', 'Configured share of capacity the predicted wire rate may use.', 'gauge', (views) =>
+  ['port_headroom_ratio', 'Configured share of capacity the predicted wire rate may use.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.plan ? [{ labels: portLabels(v), value: v.plan.port.headroom }] : [])],
-  ['flow_measured_grains_per_second', "Grains per second a flow's writer commits, from headIndex in its MXL domain over the window.", 'gauge', (_v, _s, flows) =>
+  ['flow_measured_grains_per_second', "Grains per second a flow's writer commits, from headIndex in its MXL domain over the window.", 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId }, value: f.measurement.grainsPerSecond }] : [])],
-  ['flow_measured_bytes_per_second', 'Media payload bytes per second a flow\'s writer commits (layer payload, no MXL headers).', 'gauge', (_v, _s, flows) =>
+  ['flow_measured_bytes_per_second', 'Media payload bytes per second a flow\'s writer commits (layer payload, no MXL headers).', 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, layer: 'payload' }, value: f.measurement.payloadBytesPerSecond }] : [])],
-  ['flow_drift_ratio', 'Measured / predicted grains per second - 1 for a flow found in an MXL domain.', 'gauge', (_v, _s, flows) =>
+  ['flow_drift_ratio', 'Measured / predicted grains per second - 1 for a flow found in an MXL domain.', 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.measurement && f.measurement.predictedGrainsPerSecond > 0
       ? [{ labels: { flow_id: f.flowId, quantity: 'grains' }, value: f.measurement.grainsPerSecond / f.measurement.predictedGrainsPerSecond - 1 }] : [])],
-  ['flow_writer_active', 'Whether a writer holds the flow (MXL\'s own test: a non-blocking exclusive flock on data fails).', 'gauge', (_v, _s, flows) =>
+  ['flow_writer_active', 'Whether a writer holds the flow (MXL\'s own test: a non-blocking exclusive flock on data fails).', 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.writerActive === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.writerActive ? 1 : 0 }])],
-  ['flow_last_write_age_seconds', 'Seconds since the flow\'s last write (lastWriteTime, TAI).', 'gauge', (_v, _s, flows) =>
+  ['flow_last_write_age_seconds', 'Seconds since the flow\'s last write (lastWriteTime, TAI).', 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.lastWriteAgeSeconds === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.lastWriteAgeSeconds }])],
-  ['domain_flow_definition_valid', 'Whether a flow folder in an MXL domain has a usable flow_def.json (0: see the log).', 'gauge', (_v, _s, flows) =>
+  ['domain_flow_definition_valid', 'Whether a flow folder in an MXL domain has a usable flow_def.json (0: see the log).', 'gauge', 'tick', (_v, _s, flows) =>
     flows.map((f) => ({ labels: { domain: f.domain, flow_id: f.flowId }, value: f.definitionValid ? 1 : 0 }))],
-  ['drift_tolerance_ratio', 'Configured drift tolerance: |drift| above it is model drift.', 'gauge', (_views, state) =>
+  ['drift_tolerance_ratio', 'Configured drift tolerance: |drift| above it is model drift.', 'gauge', 'plan', (_views, state) =>
     [{ labels: {}, value: state.config.driftTolerance }]],
-  ['exporter_rdma_ports', 'RDMA ports found on the host at the last sample.', 'gauge', (_views, state) =>
+  ['exporter_rdma_ports', 'RDMA ports found on the host at the last sample.', 'gauge', 'tick', (_views, state) =>
     [{ labels: {}, value: state.sampler?.ports.size ?? 0 }]],
-  ['exporter_counter_read_errors_total', 'Counter reads that failed, per port and source.', 'counter', (_views, state) =>
+  ['exporter_counter_read_errors_total', 'Counter reads that failed, per port and source.', 'counter', 'tick', (_views, state) =>
     [...(state.sampler?.readErrors ?? new Map<string, number>())].map(([k, n]) => {
       const [device, port, source] = k.split('\0');
       return { labels: { device: device!, port: port!, source: source! }, value: n };
     })],
-  ['exporter_counter_read_timeouts_total', 'Sampling ticks in which a port\'s counter reads blocked past the read timeout.', 'counter', (_views, state) =>
+  ['exporter_counter_read_timeouts_total', 'Sampling ticks in which a port\'s counter reads blocked past the read timeout.', 'counter', 'tick', (_views, state) =>
     state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.timeouts }] : []],
-  ['exporter_blocked_reader_threads', 'Reader threads still stuck in a read that never returned (abandoned, at most 4).', 'gauge', (_views, state) =>
+  ['exporter_blocked_reader_threads', 'Reader threads still stuck in a read that never returned (abandoned, at most 4).', 'gauge', 'tick', (_views, state) =>
     state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.stuckWorkers }] : []],
-  ['exporter_sample_duration_seconds', 'How long the last sampling tick took.', 'gauge', (_views, state) =>
+  ['exporter_sample_duration_seconds', 'How long the last sampling tick took.', 'gauge', 'tick', (_views, state) =>
     state.sampler ? [{ labels: {}, value: state.sampler.lastTickSeconds }] : []],
 ];
 

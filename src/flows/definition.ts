@@ -150,6 +150,13 @@ export function mediaOf(def: FlowDefinition, grainDuration: Rational = DEFAULT_A
 
 /** Parses a flow definition text (.json or .yaml); throws InputError with every problem. */
 export function parseFlowText(file: string, text: string): FlowDefinition {
+  const fast = SourceText.parseJsonFast(file, text);
+  if (fast) {
+    const problems: Problem[] = [];
+    const root = Fields.root(fast, problems);
+    const def = root ? readFlow(root) : undefined;
+    if (def && problems.length === 0) return def;
+  }
   const src = SourceText.parse(file, text);
   const problems: Problem[] = src.syntaxProblems();
   if (problems.length) throw new InputError(problems);

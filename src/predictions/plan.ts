@@ -68,6 +68,8 @@ const bindingKey = (b: FlowBinding): string => `${b.flow.id} ${portKey(b)} ${b.d
 export class Planner {
   private readonly cache = new Map<string, { readonly signature: string; readonly plan: PortPlan }>();
   private bindings: readonly FlowBinding[];
+  /** Goes up whenever a plan is rebuilt: text made from plans can be kept while it stays. */
+  version = 0;
 
   constructor(readonly config: Config) {
     this.bindings = config.flows;
@@ -78,6 +80,7 @@ export class Planner {
     const configured = new Set(this.config.flows.map(bindingKey));
     this.bindings = [...this.config.flows, ...discovered.filter((b) => !configured.has(bindingKey(b)))];
     this.cache.clear();
+    this.version++;
   }
 
   allBindings(): readonly FlowBinding[] {
@@ -92,6 +95,7 @@ export class Planner {
       if (hit && hit.signature === signature) return hit.plan;
       const plan = planPort(port, this.bindings, attrs);
       this.cache.set(portKey(port), { signature, plan });
+      this.version++;
       return plan;
     });
   }

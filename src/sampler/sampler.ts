@@ -60,6 +60,9 @@ export interface SamplerOptions {
 /** Default for SamplerOptions.readTimeoutMs. */
 export const defaultReadTimeoutMs = (intervalMs: number): number => Math.min(1000, Math.max(100, Math.floor(intervalMs / 2)));
 
+/** Full port attributes (GID table, rate, MTU) every this many ticks; the state every tick. */
+export const ATTRIBUTE_REFRESH_TICKS = 10;
+
 const key = (r: PortRef): string => `${r.device}/${r.port}`;
 
 export class Sampler {
@@ -162,11 +165,12 @@ export class Sampler {
   /** Adds ports that appeared, drops ports that vanished, refreshes attributes. */
   private reconcile(): void {
     const seen = new Set<string>();
+    const full = this.ticks % ATTRIBUTE_REFRESH_TICKS === 0;
     for (const ref of this.opts.inventory.listPorts()) {
-      const attrs = this.opts.inventory.readAttributes(ref);
+      const known = this.ports.get(key(ref));
+      const attrs = known && !full ? this.refreshState(known) : this.opts.inventory.readAttributes(ref);
       if (!attrs) continue;
       seen.add(key(ref));
-      const known = this.ports.get(key(ref));
       if (known) known.attrs = attrs;
       else this.addPort(ref, attrs);
     }
@@ -177,6 +181,16 @@ export class Sampler {
       this.reader?.forget(k);
       this.opts.events?.portRemoved?.(port.ref);
     }
+  }
+
+  /** State only; the full attributes again when the state changed (a flap can change rate or MTU). */
+  private refreshState(port: SampledPort): PortAttributes | undefined {
+    const inv = this.opts.inventory;
+    if (!inv.readState) return inv.readAttributes(port.ref);
+    const now = inv.readState(port.ref);
+    if (!now) return undefined;
+    if (now.state === port.attrs.state && now.physState === port.attrs.physState) return port.attrs;
+    return inv.readAttributes(port.ref);
   }
 
   private addPort(ref: PortRef, attrs: PortAttributes): void {

@@ -47,6 +47,12 @@ export interface PortInventory {
   listPorts(): PortRef[];
   /** Undefined when the port no longer exists. */
   readAttributes(ref: PortRef): PortAttributes | undefined;
+  /**
+   * Just the state, for the ticks between full attribute reads (a GID table scan is most of a
+   * tick's cost on mlx5). Undefined when the port no longer exists. Without it every tick
+   * reads the full attributes.
+   */
+  readState?(ref: PortRef): Pick<PortAttributes, 'state' | 'physState'> | undefined;
   close(): void;
 }
 

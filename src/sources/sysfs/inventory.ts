@@ -66,6 +66,13 @@ export class SysfsInventory implements PortInventory {
     };
   }
 
+  readState(ref: PortRef): Pick<PortAttributes, 'state' | 'physState'> | undefined {
+    const dir = this.portDir(ref);
+    const state = dir === undefined ? undefined : readText(path.join(dir, 'state'));
+    if (dir === undefined || (state === undefined && !isDirectory(dir))) return undefined;
+    return { state: parseNumberedName(state) ?? 'unknown', physState: parseNumberedName(readText(path.join(dir, 'phys_state'))) };
+  }
+
   close(): void {
     // Attributes are read fresh each call; no descriptors are held.
   }

@@ -1,0 +1,35 @@
+/**
+ * Prometheus text exposition format 0.0.4 for the exporter's own families, written directly
+ * so that text that does not change (every per-flow prediction) is formatted once and kept.
+ * https://prometheus.io/docs/instrumenting/exposition_formats/
+ */
+
+export type Labels = Readonly<Record<string, string | number>>;
+
+export interface Sample {
+  readonly labels: Labels;
+  readonly value: number;
+}
+
+const escapeLabel = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+const escapeHelp = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+
+export function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+export function formatLabels(labels: Labels): string {
+  const parts: string[] = [];
+  for (const k in labels) parts.push(`${k}="${escapeLabel(String(labels[k]))}"`);
+  return parts.length ? `{${parts.join(',')}}` : '';
+}
+
+/** One family: HELP, TYPE and a line per sample. */
+export function formatFamily(name: string, help: string, type: 'gauge' | 'counter', samples: readonly Sample[]): string {
+  let out = `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} ${type}\n`;
+  for (const s of samples) out += `${name}${formatLabels(s.labels)} ${formatValue(s.value)}\n`;
+  return out;
+}
