@@ -60,6 +60,7 @@ read_job() {
 # The results share appears at its host path, so the command sees one path both sides.
 # It is bound last: an out dir under /tmp or /run must sit on top of the guest's tmpfs.
 chroot_mounts() {
+  keep_workdir
   mount -o bind /proc "$HOST/proc"
   mount -o bind /sys "$HOST/sys"
   mount -o bind /dev "$HOST/dev"
@@ -68,8 +69,27 @@ chroot_mounts() {
   mount -t tmpfs tmpfs "$HOST/dev/shm"
   mount -t tmpfs tmpfs "$HOST/run"
   mount -t tmpfs tmpfs "$HOST/tmp"
+  restore_workdir
   mkdir -p "$HOST$RXE_OUT_DIR" 2>/dev/null
   mount -o bind "$RES" "$HOST$RXE_OUT_DIR" || fail "bind results dir at $RXE_OUT_DIR"
+}
+
+# A checkout under /tmp or /run (CI clones anywhere) would be hidden by the guest's tmpfs:
+# hold it on a bind mount across the tmpfs mounts, then put it back at the same path.
+workdir_hidden() {
+  case "${RXE_WORKDIR:-}/" in /tmp/?*|/run/?*) return 0 ;; *) return 1 ;; esac
+}
+
+keep_workdir() {
+  workdir_hidden || return 0
+  mkdir -p /workdir-keep
+  mount -o bind "$HOST$RXE_WORKDIR" /workdir-keep || fail "hold $RXE_WORKDIR across the tmpfs mounts"
+}
+
+restore_workdir() {
+  workdir_hidden || return 0
+  mkdir -p "$HOST$RXE_WORKDIR"
+  mount -o bind /workdir-keep "$HOST$RXE_WORKDIR" || fail "put $RXE_WORKDIR back on top of the tmpfs"
 }
 
 in_root() { chroot "$HOST" /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }

@@ -176,8 +176,10 @@ prepare_out() {
   OUT="$(cd "$OUT" && pwd)"
   WORKDIR="$(cd "$WORKDIR" && pwd)"
   [[ "$OUT" =~ ^/[A-Za-z0-9._/+-]+$ ]] || rxe_die "out dir path must be plain characters: $OUT"
-  # The guest mounts its own /tmp, /run, /proc, /sys and /dev over the host's.
-  [[ "$WORKDIR/" =~ ^/(tmp|run|proc|sys|dev)/ ]] && rxe_die "--cwd is hidden in the guest: $WORKDIR"
+  # The guest mounts its own /proc, /sys and /dev over the host's (a checkout under /tmp or
+  # /run is bound back on top of the guest's tmpfs by guest-init.sh).
+  [[ "$WORKDIR/" =~ ^/(proc|sys|dev)/ ]] && rxe_die "--cwd is hidden in the guest: $WORKDIR"
+  [[ "$WORKDIR" =~ ^/[A-Za-z0-9._/+-]+$ ]] || rxe_die "--cwd path must be plain characters: $WORKDIR"
   exec 9>"$OUT/.guest.lock"
   flock -n 9 || rxe_die "another guest.sh run is using $OUT"
   rm -f "$OUT"/guest-{job.env,job.sh,stdout,stderr,exit-code,exit-code.tmp,dmesg.log,console.log,init-error}
@@ -185,7 +187,7 @@ prepare_out() {
 
 write_job() {
   local e
-  printf 'RXE_OUT_DIR=%s\nRXE_NET=%s\n' "$OUT" "$((${#HOSTFWDS[@]} > 0))" >"$OUT/guest-job.env"
+  printf 'RXE_OUT_DIR=%s\nRXE_NET=%s\nRXE_WORKDIR=%s\n' "$OUT" "$((${#HOSTFWDS[@]} > 0))" "$WORKDIR" >"$OUT/guest-job.env"
   {
     echo "# written by test/rxe/guest.sh; runs in the guest under bash"
     printf 'cd -- %q\n' "$WORKDIR"

@@ -26,7 +26,13 @@ mkdir -p "$OUT"
 PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 started=$(rxe_now)
 
-bash "$HERE/guest.sh" --hostfwd "$PORT:9842" --out "$OUT" -- bash test/rxe/scenario-guest.sh &
+# guest-ended tells the host side to stop waiting for phases that will never come.
+{
+  rc=0
+  bash "$HERE/guest.sh" --hostfwd "$PORT:9842" --out "$OUT" -- bash test/rxe/scenario-guest.sh || rc=$?
+  touch "$OUT/guest-ended"
+  exit "$rc"
+} &
 guest=$!
 host_rc=0
 node "$HERE/scenario-host.mjs" --out "$OUT" --exporter "127.0.0.1:$PORT" || host_rc=$?

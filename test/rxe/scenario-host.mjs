@@ -97,6 +97,7 @@ async function waitFor(file, timeoutMs) {
   const path = join(OUT, file);
   for (let t = 0; t < timeoutMs; t += 250) {
     if (existsSync(path)) return Date.now();
+    if (existsSync(join(OUT, 'guest-ended'))) throw new Error(`the guest ended before ${file} (see ${OUT})`);
     await sleep(250);
   }
   throw new Error(`timed out waiting for ${file} from the guest`);
@@ -157,6 +158,7 @@ async function main() {
   const rules = testRules(dir);
   const alerts = driftAlertNames(rules);
   const prom = await startPrometheus(dir, rules);
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => { prom.proc.kill('SIGTERM'); process.exit(1); });
   try {
     const ruleCheck = await (await fetch(`${prom.base}/api/v1/rules`)).json();
     check(ruleCheck.data.groups.length > 0, `Prometheus loaded the project's rules (${alerts.join(', ')} for drift)`);
