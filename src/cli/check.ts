@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { planPort, type PortPlan } from '../predictions/plan.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
-import type { PortAttributes } from '../sources/types.js';
+import { type PortAttributes, portKey } from '../sources/types.js';
 import { type FlagSpec, commandFlags, str } from './args.js';
 import { decimal } from './format.js';
 import type { Io } from './io.js';
@@ -39,9 +39,9 @@ export function runCheck(argv: string[], io: Io): number {
     io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
     return 2;
   }
-  const found = new Map(samplePortsOnce(str(flags, 'path.sysfs')!).ports.map((p) => [`${p.ref.device}/${p.ref.port}`, p.attrs]));
+  const found = new Map(samplePortsOnce(str(flags, 'path.sysfs')!).ports.map((p) => [portKey(p.ref), p.attrs]));
   const report = config.ports.map((port) => {
-    const attrs = found.get(`${port.device}/${port.port}`);
+    const attrs = found.get(portKey(port));
     const plan = planPort(port, config.flows, attrs);
     return { device: port.device, port: port.port, findings: findings(plan, attrs), plan };
   });

@@ -8,7 +8,7 @@ import { Fields } from '../input/fields.js';
 import { InputError, type PathItem, type Problem, SourceText } from '../input/problems.js';
 import { parseBitRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
-import { type Config, type DomainConfig, type FlowBinding, type PortConfig, portKey } from './types.js';
+import { type Config, type DomainConfig, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
 import type { Direction } from '../sources/types.js';
 
 const TOP_KEYS = ['sampling', 'drift', 'headroom', 'providers', 'ports', 'flows', 'domains'] as const;
@@ -259,7 +259,7 @@ function rejectDuplicates(root: Fields, ports: PortConfig[], flows: ReadBinding[
   }
   const seen = new Set<string>();
   for (const { binding: b, node } of flows) {
-    const key = `${b.flow.id} ${portKey(b)} ${b.direction}`;
+    const key = bindingKey(b);
     if (seen.has(key)) node.report('flow', `flow ${b.flow.id} is bound to ${portKey(b)} ${b.direction} twice`);
     seen.add(key);
   }

@@ -1,6 +1,6 @@
 import type { Mtu, ProviderProfile, ProfileRegistry, Rational } from '../model/index.js';
 import type { FlowDefinition } from '../flows/definition.js';
-import type { Direction } from '../sources/types.js';
+import { type Direction, portKey } from '../sources/types.js';
 
 export interface SamplingConfig {
   readonly intervalMs: number;
@@ -54,4 +54,7 @@ export interface Config {
   readonly domains: readonly DomainConfig[];
 }
 
-export const portKey = (p: { device: string; port: number }): string => `${p.device}/${p.port}`;
+export { portKey };
+
+/** One flow bound to one port and direction: a config may hold each at most once. */
+export const bindingKey = (b: FlowBinding): string => `${b.flow.id} ${portKey(b)} ${b.direction}`;

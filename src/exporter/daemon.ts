@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { loadConfig } from '../config/load.js';
-import type { Config } from '../config/types.js';
+import { type Config, portKey } from '../config/types.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { Planner } from '../predictions/plan.js';
 import { Sampler } from '../sampler/sampler.js';
@@ -60,7 +60,10 @@ export class Daemon {
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
       metrics: () => this.metrics.render(),
-      landing: () => landingPage(this.state(), buildView(this.state()), this.opts.telemetryPath),
+      landing: () => {
+        const state = this.state();
+        return landingPage(state, buildView(state), this.opts.telemetryPath);
+      },
       ready: () => this.sampler !== undefined,
       reload: () => this.reload(),
     });
@@ -193,7 +196,7 @@ export class Daemon {
     const note = this.state().rdmaNote;
     if (note) this.opts.log.warn(note);
     for (const p of this.config.ports) {
-      if (!this.sampler?.ports.has(`${p.device}/${p.port}`)) {
+      if (!this.sampler?.ports.has(portKey(p))) {
         this.opts.log.warn({ device: p.device, port: p.port }, 'configured port not found on this host; its measured rates are absent');
       }
     }

@@ -5,7 +5,7 @@ import { measureFlow, type FlowMeasurement } from '../domain/measure.js';
 import { DEFAULT_AUDIO_GRAIN_DURATION } from '../model/index.js';
 import type { Planner, PortPlan } from '../predictions/plan.js';
 import type { Measurement, Sampler, SampledPort } from '../sampler/sampler.js';
-import { DIRECTIONS, type Direction, type PortAttributes, type Quantity } from '../sources/types.js';
+import { DIRECTIONS, type Direction, type PortAttributes, type Quantity, portKey } from '../sources/types.js';
 
 export interface Drift {
   readonly quantity: Quantity;
@@ -39,15 +39,15 @@ export interface ExporterState {
 }
 
 export function attrsLookup(sampler: Sampler | undefined): (device: string, port: number) => PortAttributes | undefined {
-  return (device, port) => sampler?.ports.get(`${device}/${port}`)?.attrs;
+  return (device, port) => sampler?.ports.get(portKey({ device, port }))?.attrs;
 }
 
 export function buildView(state: ExporterState): PortView[] {
   const plans = state.planner.plans(attrsLookup(state.sampler));
   const byKey = new Map<string, PortView>();
-  const keys = new Set([...plans.map((p) => `${p.port.device}/${p.port.port}`), ...(state.sampler?.ports.keys() ?? [])]);
+  const keys = new Set([...plans.map((p) => portKey(p.port)), ...(state.sampler?.ports.keys() ?? [])]);
   for (const k of [...keys].sort()) {
-    const plan = plans.find((p) => `${p.port.device}/${p.port.port}` === k);
+    const plan = plans.find((p) => portKey(p.port) === k);
     const sampled = state.sampler?.ports.get(k);
     const ref = sampled?.ref ?? { device: plan!.port.device, port: plan!.port.port };
     const directions = DIRECTIONS.map((direction) => directionView(state.sampler, ref, direction, plan));

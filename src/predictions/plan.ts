@@ -6,7 +6,7 @@
 import { type Mtu, type Prediction, type Rational, LAYERS, type Layer, predict, toNumber, ZERO, add } from '../model/index.js';
 import { mediaOf } from '../flows/definition.js';
 import type { Config, FlowBinding, PortConfig } from '../config/types.js';
-import { portKey } from '../config/types.js';
+import { bindingKey, portKey } from '../config/types.js';
 import type { Direction, PortAttributes } from '../sources/types.js';
 
 export interface FlowPrediction {
@@ -61,8 +61,6 @@ export function planPort(port: PortConfig, bindings: readonly FlowBinding[], att
     totals: { tx: totalsFor(flows, 'tx', mtu !== undefined), rx: totalsFor(flows, 'rx', mtu !== undefined) },
   };
 }
-
-const bindingKey = (b: FlowBinding): string => `${b.flow.id} ${portKey(b)} ${b.direction}`;
 
 /** Keeps one plan per port, rebuilt only when the port's MTU or capacity inputs or its flows change. */
 export class Planner {

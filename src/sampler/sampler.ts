@@ -7,6 +7,7 @@ import type {
   CounterMeaning, CounterSource, CounterSourceKind, CounterValue, Direction, Layer, PortAttributes, PortCounterSet, PortInventory, PortRef,
   Quantity,
 } from '../sources/types.js';
+import { portKey } from '../sources/types.js';
 import { CounterSeries } from './series.js';
 import { BoundedReader, type ReadJob } from './reader.js';
 import { readPlanOf, toCounterValues } from './offload.js';
@@ -63,7 +64,6 @@ export const defaultReadTimeoutMs = (intervalMs: number): number => Math.min(100
 /** Full port attributes (GID table, rate, MTU) every this many ticks; the state every tick. */
 export const ATTRIBUTE_REFRESH_TICKS = 10;
 
-const key = (r: PortRef): string => `${r.device}/${r.port}`;
 
 export class Sampler {
   readonly ports = new Map<string, SampledPort>();
@@ -133,7 +133,7 @@ export class Sampler {
       for (const set of port.sets) {
         const plan = this.reader ? readPlanOf(set) : undefined;
         if (plan) {
-          jobs.push({ group: key(port.ref), plan });
+          jobs.push({ group: portKey(port.ref), plan });
           jobSets.push(set);
         } else {
           out.set(set, { values: set.read(), counted: true });
@@ -167,10 +167,10 @@ export class Sampler {
     const seen = new Set<string>();
     const full = this.ticks % ATTRIBUTE_REFRESH_TICKS === 0;
     for (const ref of this.opts.inventory.listPorts()) {
-      const known = this.ports.get(key(ref));
+      const known = this.ports.get(portKey(ref));
       const attrs = known && !full ? this.refreshState(known) : this.opts.inventory.readAttributes(ref);
       if (!attrs) continue;
-      seen.add(key(ref));
+      seen.add(portKey(ref));
       if (known) known.attrs = attrs;
       else this.addPort(ref, attrs);
     }
@@ -197,7 +197,7 @@ export class Sampler {
     const sets = this.opts.sources.flatMap((src) => src.open(attrs) ?? []);
     const counters = sets.flatMap((set) => set.counters.map((spec) => ({ source: set.kind, series: new CounterSeries(spec) })));
     const port: SampledPort = { ref, attrs, sets, counters };
-    this.ports.set(key(ref), port);
+    this.ports.set(portKey(ref), port);
     this.opts.events?.portAdded?.(port);
   }
 
@@ -224,7 +224,7 @@ export class Sampler {
   /** The port's files were re-created (driver reload): open them again; the next tick starts afresh. */
   private reopen(port: SampledPort): void {
     for (const s of port.sets) s.close();
-    this.ports.delete(key(port.ref));
+    this.ports.delete(portKey(port.ref));
     this.opts.events?.portRemoved?.(port.ref);
     this.addPort(port.ref, port.attrs);
   }
@@ -237,7 +237,7 @@ export class Sampler {
 
   /** Every source's rate for one quantity of one port and direction, preferred source first. */
   measurements(ref: PortRef, direction: Direction, quantity: Quantity): Measurement[] {
-    const port = this.ports.get(key(ref));
+    const port = this.ports.get(portKey(ref));
     if (!port) return [];
     const out: Measurement[] = [];
     for (const c of port.counters) {

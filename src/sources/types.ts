@@ -21,6 +21,9 @@ export interface PortRef {
   readonly port: number;
 }
 
+/** "mlx5_0/1": the one key a port goes by in maps, logs and messages. */
+export const portKey = (p: PortRef): string => `${p.device}/${p.port}`;
+
 export type LinkLayer = 'Ethernet' | 'InfiniBand' | 'unknown';
 
 /** What a port is, as read this tick. */

@@ -2,7 +2,7 @@
  * CounterSource over RDMA netlink: one RDMA_NLDEV_CMD_STAT_GET per port per read(), returning
  * every hw counter the kernel reports for the port, optional ones included.
  */
-import type { CounterSource, CounterSpec, CounterValue, PortAttributes, PortCounterSet, PortRef } from '../types.js';
+import { type CounterSource, type CounterSpec, type CounterValue, type PortAttributes, type PortCounterSet, type PortRef, portKey } from '../types.js';
 import { netlinkCounterSpec } from './counters.js';
 import {
   type RdmaDeviceInfo,
@@ -40,10 +40,6 @@ export type PortOpenResult =
 export interface CounterSetChange {
   readonly added: readonly string[];
   readonly removed: readonly string[];
-}
-
-function portLabel(ref: PortRef): string {
-  return `${ref.device}/${ref.port}`;
 }
 
 export class NetlinkCounterSource implements CounterSource {
@@ -96,7 +92,7 @@ export class NetlinkCounterSource implements CounterSource {
 
   /** Like open(), but says why a port has no netlink counters. */
   openPort(ref: PortRef): PortOpenResult {
-    if (this.closed) return { ok: false, error: new NetlinkRequestError(portLabel(ref), undefined, undefined, 'source is closed') };
+    if (this.closed) return { ok: false, error: new NetlinkRequestError(portKey(ref), undefined, undefined, 'source is closed') };
     const cached = this.deviceIndexes.has(ref.device);
     try {
       return { ok: true, set: this.discover(ref) };
@@ -116,7 +112,7 @@ export class NetlinkCounterSource implements CounterSource {
 
   private discover(ref: PortRef): NetlinkPortCounterSet {
     const devIndex = this.deviceIndex(ref.device);
-    const { reply } = this.statGet(devIndex, ref.port, portLabel(ref));
+    const { reply } = this.statGet(devIndex, ref.port, portKey(ref));
     checkIdentity(reply, ref);
     const specs = reply.counters.map((c) => netlinkCounterSpec(c.name));
     return new NetlinkPortCounterSet(this, { device: ref.device, port: ref.port }, devIndex, specs);
@@ -144,7 +140,7 @@ export class NetlinkCounterSource implements CounterSource {
 function checkIdentity(reply: StatGetReply, ref: PortRef): void {
   if (reply.devName !== ref.device || reply.port !== ref.port) {
     throw new NetlinkRequestError(
-      portLabel(ref),
+      portKey(ref),
       undefined,
       undefined,
       `kernel answered for ${reply.devName}/${reply.port} (device index reused?)`,
@@ -175,7 +171,7 @@ export class NetlinkPortCounterSet implements PortCounterSet {
     if (this.closed) return this.allFailed('counter set is closed');
     let reply: StatGetReply;
     try {
-      reply = this.source.statGet(this.devIndex, this.port.port, portLabel(this.port)).reply;
+      reply = this.source.statGet(this.devIndex, this.port.port, portKey(this.port)).reply;
       checkIdentity(reply, this.port);
     } catch (e) {
       if (e instanceof NetlinkRequestError) return this.allFailed(e.message);
@@ -198,7 +194,7 @@ export class NetlinkPortCounterSet implements PortCounterSet {
     return this.counters.map((spec): CounterValue => {
       const value = values.get(spec.name);
       if (value !== undefined) return { ok: true, value };
-      return { ok: false, error: `${portLabel(this.port)} ${spec.name}: no longer reported over netlink (counter set changed; re-open)` };
+      return { ok: false, error: `${portKey(this.port)} ${spec.name}: no longer reported over netlink (counter set changed; re-open)` };
     });
   }
 
