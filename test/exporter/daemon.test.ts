@@ -85,7 +85,7 @@ describe('daemon over HTTP on fixture trees', () => {
     run.tick();
     run.tick();
     const m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_counter_saturated', { device: 'mlx4_0', counter: 'port_xmit_data' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_stat_saturated', { device: 'mlx4_0', counter: 'port_xmit_data' })).toBe(1);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx4_0', direction: 'tx', source: 'sysfs_counters' })).toBeUndefined();
   });
 
@@ -125,12 +125,12 @@ describe('daemon over HTTP on fixture trees', () => {
     const res = await run.get('/metrics');
     expect(res.status).toBe(200);
     const m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'port_rcv_data' })).toBe(0);
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'np_cnp_sent' })).toBe(0);
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'port_xmit_data' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_2', counter: 'port_rcv_data' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_2', counter: 'np_cnp_sent' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_2', counter: 'port_xmit_data' })).toBe(1);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_2', direction: 'tx', source: 'sysfs_counters' })).toBeDefined();
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_2', direction: 'rx', source: 'sysfs_counters' })).toBeUndefined();
-    expect(one(m, 'mxl_fabric_exporter_counter_read_errors_total', { device: 'mlx5_2', source: 'sysfs_counters' })).toBeGreaterThan(0);
+    expect(one(m, 'mxl_fabric_exporter_read_errors_total', { device: 'mlx5_2', source: 'sysfs_counters' })).toBeGreaterThan(0);
   });
 
   it('serves every prediction and says so plainly on a host without RDMA', async () => {
