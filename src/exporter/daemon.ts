@@ -31,6 +31,8 @@ export interface DaemonOptions {
   readonly manualClock?: () => bigint;
   /** exporter-toolkit web config (TLS, basic auth, headers); empty or absent: plain HTTP. */
   readonly webConfigFile?: string;
+  /** `--web.enable-lifecycle`: POST /-/reload reloads (otherwise 403). SIGHUP always does. */
+  readonly enableLifecycle?: boolean;
 }
 
 export class Daemon {
@@ -66,6 +68,8 @@ export class Daemon {
       },
       ready: () => this.sampler !== undefined,
       reload: () => this.reload(),
+      lifecycle: this.opts.enableLifecycle ?? false,
+      internalError: (err) => this.opts.log.error({ err: err instanceof Error ? err.message : String(err) }, 'request failed'),
     });
     this.server = await listen(app, this.opts.listenAddress, { web, log: this.opts.log });
     this.opts.log.info({ address: this.opts.listenAddress, telemetry_path: this.opts.telemetryPath, tls: web?.current.tls !== undefined, basic_auth: (web?.current.users.size ?? 0) > 0 }, 'listening');

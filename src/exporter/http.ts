@@ -14,6 +14,10 @@ export interface Routes {
   landing(): string;
   ready(): boolean;
   reload(): { ok: true } | { ok: false; error: string };
+  /** `--web.enable-lifecycle`: whether POST /-/reload may reload (403 otherwise), as in Prometheus. */
+  readonly lifecycle: boolean;
+  /** Told about an error a route threw; the client only gets "internal error". */
+  internalError?(err: unknown): void;
 }
 
 // Prometheus' exposition format 0.0.4 content type, as prom-client's Registry reports it.
@@ -44,13 +48,16 @@ export function buildApp(routes: Routes): express.Express {
     else res.status(503).type('text/plain').send('Not ready\n');
   });
   app.all('/-/reload', allow(['POST', 'PUT']), (_req, res) => {
+    if (!routes.lifecycle) return void res.status(403).type('text/plain').send('Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n');
     const r = routes.reload();
     if (r.ok) res.type('text/plain').send('Reloaded\n');
     else res.status(500).type('text/plain').send(`failed to reload config: ${r.error}\n`);
   });
   app.use((_req: Request, res: Response) => void res.status(404).type('text/plain').send('Not found\n'));
+  // What went wrong is logged; the body says nothing about the exporter's insides.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    res.status(500).type('text/plain').send(`internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    routes.internalError?.(err);
+    res.status(500).type('text/plain').send('internal error\n');
   });
   return app;
 }
