@@ -13,7 +13,7 @@ import { Sampler } from '../sampler/sampler.js';
 import { selectSources, type Measurement } from '../sources/select.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
-import { WebConfigWatcher } from './webconfig.js';
+import { WebConfigWatcher } from './web/index.js';
 import { landingPage } from './landing.js';
 import { buildView, type ExporterState } from './view.js';
 import { DomainMonitor } from '../domain/monitor.js';
