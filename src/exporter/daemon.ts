@@ -15,7 +15,7 @@ import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
 import { WebConfigWatcher } from './web/index.js';
 import { landingPage } from './landing.js';
-import { buildView, type ExporterState } from './view.js';
+import { buildView, flowMeasurements, type ExporterState } from './view.js';
 import { DomainMonitor } from '../domain/monitor.js';
 import { loadPosix, type Posix } from '../ffi/posix.js';
 
@@ -62,9 +62,10 @@ export class Daemon {
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
       metrics: () => this.metrics.render(),
-      landing: () => {
+      landing: (query) => {
         const state = this.state();
-        return landingPage(state, buildView(state), this.opts.telemetryPath);
+        const units = query.get('units') === 'bits' ? 'bits' : 'bytes';
+        return landingPage(state, buildView(state), flowMeasurements(state), { telemetryPath: this.opts.telemetryPath, units });
       },
       ready: () => this.sampler !== undefined,
       reload: () => this.reload(),

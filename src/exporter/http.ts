@@ -13,7 +13,8 @@ export interface Routes {
   readonly telemetryPath: string;
   /** The body in pieces, so text kept between scrapes is sent without copying it. */
   metrics(): Promise<readonly Buffer[]>;
-  landing(): string;
+  /** The status page; `query` is the request's query string (`units=bits`). */
+  landing(query: URLSearchParams): string;
   ready(): boolean;
   reload(): { ok: true } | { ok: false; error: string };
   /** `--web.enable-lifecycle`: whether POST /-/reload may reload (403 otherwise), as in Prometheus. */
@@ -43,7 +44,7 @@ export function buildApp(routes: Routes): express.Express {
       next(e);
     }
   });
-  app.all('/', allow(['GET']), (_req, res) => void res.type('html').send(routes.landing()));
+  app.all('/', allow(['GET']), (req, res) => void res.type('html').send(routes.landing(new URL(req.url, 'http://x').searchParams)));
   app.all('/-/healthy', allow(['GET']), (_req, res) => void res.type('text/plain').send('Healthy\n'));
   app.all('/-/ready', allow(['GET']), (_req, res) => {
     if (routes.ready()) res.type('text/plain').send('Ready\n');
