@@ -114,7 +114,7 @@ function editDistance(a: string, b: string): number {
 export function usage(shape: CommandShape): string {
   const rows = Object.entries(shape.flags).map(([name, s]) => {
     const arg = s.type === 'string' ? `=${name.split('.').pop()?.toUpperCase()}` : '';
-    const choices = s.choices ? ` (${s.choices.join(', ')})` : '';
+    const choices = s.choices ? `; one of ${s.choices.join(', ')}` : '';
     const def = s.default !== undefined && s.default !== false && s.default !== '' ? ` (default: ${String(s.default)})` : '';
     return `  --${name}${arg}\n      ${s.help}${choices}${def}`;
   });

@@ -21,8 +21,8 @@ export const SERVE_FLAGS: FlagSpec = {
   'web.config.file': { type: 'string', default: '', help: 'exporter-toolkit web config: TLS, basic auth, headers (empty: plain HTTP, no auth)' },
   'web.enable-lifecycle': { type: 'boolean', default: false, help: 'allow POST /-/reload over HTTP (403 without it; SIGHUP always reloads)' },
   'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint; every file the exporter reads is under it' },
-  'log.level': { type: 'string', default: 'info', help: `one of ${LOG_LEVELS.join(', ')}` },
-  'log.format': { type: 'string', default: 'logfmt', help: 'logfmt or json' },
+  'log.level': { type: 'string', default: 'info', help: 'only log messages at this level or above', choices: LOG_LEVELS },
+  'log.format': { type: 'string', default: 'logfmt', help: 'log line format', choices: ['logfmt', 'json'] },
   help: { type: 'boolean', help: 'show this help' },
 };
 
@@ -37,7 +37,7 @@ export async function runServe(argv: string[], io: Io): Promise<number> {
   const flags = commandFlags(argv, io, SHAPE);
   if (typeof flags === 'number') return flags;
   try {
-    checkFlags(str(flags, 'log.level')!, str(flags, 'log.format')!, str(flags, 'web.telemetry-path')!);
+    checkTelemetryPath(str(flags, 'web.telemetry-path')!);
     checkConfigFile(str(flags, 'config.file')!, flags.given.has('config.file'));
   } catch (e) {
     io.stderr(`serve: ${(e as Error).message}\n`);
@@ -77,9 +77,7 @@ export function checkConfigFile(file: string, given: boolean): void {
     'To try the exporter, the shipped example is config/example.yaml (npm start uses it); README "Configuration" describes the keys');
 }
 
-function checkFlags(level: string, format: string, path: string): void {
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new UsageError(`--log.level must be one of ${LOG_LEVELS.join(', ')}`);
-  if (format !== 'logfmt' && format !== 'json') throw new UsageError('--log.format must be logfmt or json');
+function checkTelemetryPath(path: string): void {
   if (!path.startsWith('/') || ['/', '/-/healthy', '/-/ready', '/-/reload'].includes(path)) {
     throw new UsageError(`--web.telemetry-path "${path}" must start with / and not clash with /, /-/healthy, /-/ready or /-/reload`);
   }
