@@ -35,6 +35,8 @@ export interface FlowInfo extends FlowRuntime {
   readonly rate: Rational | undefined;
   readonly grainCount: number | undefined;
   readonly channelCount: number | undefined;
+  /** Audio: samples per channel in the ring (the transfer model's wrap rate depends on it). */
+  readonly bufferLength: number | undefined;
 }
 
 export class FlowInfoError extends Error {
@@ -71,6 +73,7 @@ export function decodeFlowInfo(buf: Uint8Array): FlowInfo {
     rate: num > 0n && den > 0n ? rational(num, den) : undefined,
     grainCount: discrete ? v.getUint32(152, true) : undefined,
     channelCount: format === 'audio' ? v.getUint32(136, true) : undefined,
+    bufferLength: format === 'audio' ? v.getUint32(140, true) : undefined,
     ...decodeRuntime(buf),
   };
 }

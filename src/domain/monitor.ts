@@ -80,5 +80,6 @@ function bind(domain: DomainConfig, f: DomainFlow): FlowBinding {
   return {
     flow: f.def!, device: domain.device, port: domain.port, direction: domain.direction, provider: domain.provider,
     grainDuration: domain.grainDuration, origin: 'domain',
+    ...(f.info?.bufferLength ? { transfer: { ringLengthSamples: BigInt(f.info.bufferLength) } } : {}),
   };
 }
