@@ -12,8 +12,14 @@ for spec in "$@"; do
   mkdir -p "$top/$name"
   start=$EPOCHREALTIME
   echo "scenarios: $name: start" >&2
-  RXE_OUT="$top/$name" bash "$script"
+  # Each scenario in its own process group: whatever it leaves running (a server on :9842, a
+  # writer holding a flow) is stopped before the next one starts.
+  RXE_OUT="$top/$name" setsid bash "$script" &
+  pid=$!
+  wait "$pid"
   rc=$?
+  kill -TERM -- "-$pid" 2>/dev/null && sleep 2
+  kill -KILL -- "-$pid" 2>/dev/null
   touch "$top/$name/guest-ended"
   awk -v n="$name" -v rc="$rc" -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%s exit %d, %.1f s in the guest\n", n, rc, b - a }' \
     >>"$top/scenario-times.txt"

@@ -76,9 +76,14 @@ http_get() { # http_get PATH FILE
   exec 3<&-
 }
 
-wait_for() { # wait_for SECONDS TEST...
-  local i n=$(($1 * 4)); shift
-  for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.25; done
+wait_for() { # wait_for SECONDS TEST...: until TEST succeeds; TEST exiting 2 stops the wait
+  local i rc n=$(($1 * 4)); shift
+  for ((i = 0; i < n; i++)); do
+    "$@" && return 0
+    rc=$?
+    ((rc == 2)) && return 1
+    sleep 0.25
+  done
   return 1
 }
 
@@ -91,6 +96,7 @@ predictions() { # predictions NAME FLOW_ID
     >"$RXE_OUT/exporter-$name.log" 2>&1 &
   local exporter=$!
   has_both() {
+    kill -0 "$exporter" 2>/dev/null || { fail "$name: the exporter exited: $(tail -n 1 "$RXE_OUT/exporter-$name.log")"; return 2; }
     http_get /metrics "$out" 2>/dev/null &&
       grep -q "^mxl_fabric_flow_predicted_packets_per_second{flow_id=\"$id\",device=\"rxe0\"" "$out" &&
       grep -q "^mxl_fabric_flow_predicted_packets_per_second{flow_id=\"$id\",device=\"rxe1\"" "$out"
