@@ -117,12 +117,12 @@ const FAMILIES: Family[] = [
       labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction },
       value: toNumber(p.packetsPerSecond),
     }] : []))],
-  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, per layer.', 'gauge', 'plan', (views) =>
+  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, plus the ACKs of its flows bound the other way, per layer.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       return t ? LAYERS.map((layer) => ({ labels: { ...portLabels(v), direction: d.direction, layer }, value: t.bytesPerSecond[layer] })) : [];
     }))],
-  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction.', 'gauge', 'plan', (views) =>
+  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction, plus the ACKs of its flows bound the other way.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       return t ? [{ labels: { ...portLabels(v), direction: d.direction }, value: t.packetsPerSecond }] : [];
