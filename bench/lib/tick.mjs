@@ -26,25 +26,28 @@ const seconds = Number(secondsArg ?? 1);
  * Ticks run back to back here, so each sampler's clock advances one interval per reading: every
  * series then holds the 10 intervals of a 10 s window as it does in the daemon, not hundreds.
  */
-function sampler(reads) {
+async function sampler(reads) {
   const measurement = selectSources({ sysfsRoot: tree, sysfsOnly: true });
   let fakeNs = 0n;
   const clock = () => (fakeNs += 1_000_000_000n);
   const s = new Sampler({ inventory: measurement.inventory, sources: measurement.sources, intervalMs: 1000, windowMs: 10_000, clock, reads });
-  s.start(true);
+  await s.start(true);
   return { s, measurement };
 }
 
-/** Runs fn back to back for `secs` after a warm-up; wall ns per call (each timed) and CPU ns per call (all threads). */
-function measure(fn, secs) {
+/**
+ * Runs fn (sync or async) back to back for `secs` after a warm-up; wall ns per call (each timed)
+ * and CPU ns per call (process.cpuUsage(): every thread, the reader threads included).
+ */
+async function measure(fn, secs) {
   const warmEnd = process.hrtime.bigint() + 300_000_000n;
-  while (process.hrtime.bigint() < warmEnd) fn();
+  while (process.hrtime.bigint() < warmEnd) await fn();
   const wall = [];
   const cpu0 = process.cpuUsage();
   const end = process.hrtime.bigint() + BigInt(Math.round(secs * 1e9));
   let t = process.hrtime.bigint();
   while (t < end) {
-    fn();
+    await fn();
     const t2 = process.hrtime.bigint();
     wall.push(Number(t2 - t));
     t = t2;
@@ -74,9 +77,9 @@ function filesOf(set, attrs) {
 
 const result = { tree };
 
-// The daemon's sampler as it runs by default (reads in a worker thread when src/ has one).
+// The daemon's sampler as it runs by default (reads on the native reader threads when built).
 {
-  const { s, measurement } = sampler(undefined);
+  const { s, measurement } = await sampler(undefined);
   const ports = [...s.ports.values()];
   const sets = ports.flatMap((p) => p.sets.map((set) => ({ set, attrs: p.attrs })));
   const files = sets.flatMap(({ set, attrs }) => filesOf(set, attrs));
@@ -86,31 +89,36 @@ const result = { tree };
     counterFiles: files.length,
     missingFiles: files.filter((f) => !fs.existsSync(f)).length,
     counters: ports.reduce((n, p) => n + p.counters.length, 0),
+    readerMode: s.reader?.mode ?? 'worker',
     workerReads: s.reader !== undefined,
-    tick: measure(() => s.tick(), seconds),
-    // The two halves of a tick, through public interfaces only:
-    // port discovery and attributes (what Sampler.reconcile() asks the inventory every tick),
-    reconcile: measure(() => { for (const ref of measurement.inventory.listPorts()) measurement.inventory.readAttributes(ref); }, seconds / 2),
-    // and every set's read() on this thread (stat + pread + parse of each file).
-    readCounters: measure(() => { for (const { set } of sets) set.read(); }, seconds / 2),
+    tick: await measure(() => s.tick(), seconds),
+    // The parts of a tick, through public interfaces only:
+    // port discovery and attributes (what a full refresh asks the inventory for),
+    reconcile: await measure(() => { for (const ref of measurement.inventory.listPorts()) measurement.inventory.readAttributes(ref); }, seconds / 2),
+    // every set's read() on this thread (stat + pread + parse of each file),
+    readCounters: await measure(() => { for (const { set } of sets) set.read(); }, seconds / 2),
   });
+  // and every set's read as one request on the reader threads (what a tick does, minus the series).
+  if (typeof s.reader?.run === 'function' && typeof sets[0]?.set.reads === 'function') {
+    result.readCountersBounded = await measure(() => s.reader.run(sets.map(({ set }) => ({ group: 'g', program: set.reads() }))), seconds / 2);
+  }
   // Node's own cost of the same preads (no stat, no parse, no result objects), and the one stat
   // per set per tick that notices a vanished port: both need FileCounterSet's private fields.
   const fds = sets.flatMap(({ set }) => (Array.isArray(set.handles) ? set.handles.filter((h) => 'fd' in h).map((h) => h.fd) : []));
   if (fds.length === files.length) {
     const buf = Buffer.alloc(64);
-    result.nodeReadSyncOnly = measure(() => { for (const fd of fds) fs.readSync(fd, buf, 0, 64, 0); }, seconds / 4);
+    result.nodeReadSyncOnly = await measure(() => { for (const fd of fds) fs.readSync(fd, buf, 0, 64, 0); }, seconds / 4);
   }
   const dirs = sets.map(({ set }) => set.watchDir).filter((d) => typeof d === 'string');
-  if (dirs.length === sets.length) result.statOnly = measure(() => { for (const d of dirs) fs.statSync(d, { throwIfNoEntry: false }); }, seconds / 4);
+  if (dirs.length === sets.length) result.statOnly = await measure(() => { for (const d of dirs) fs.statSync(d, { throwIfNoEntry: false }); }, seconds / 4);
   result.readErrors = Object.fromEntries(s.readErrors);
   s.stop();
 }
 
 // The same tick with every read on the sampler's thread, when src/ offers the choice.
 {
-  const { s } = sampler('direct');
-  if (s.reader === undefined && result.workerReads) result.tickDirect = measure(() => s.tick(), seconds / 2);
+  const { s } = await sampler('direct');
+  if (s.reader?.mode === 'direct' || (s.reader === undefined && result.workerReads)) result.tickDirect = await measure(() => s.tick(), seconds / 2);
   s.stop();
 }
 

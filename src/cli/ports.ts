@@ -14,7 +14,7 @@ export interface QuantitySource {
 export function samplePortsOnce(sysfsRoot: string): { ports: SampledPort[]; notes: readonly string[] } {
   const m = selectSources({ sysfsRoot });
   const sampler = new Sampler({ inventory: m.inventory, sources: m.sources, intervalMs: 1000, windowMs: 10_000 });
-  sampler.tick();
+  sampler.sampleOnce();
   const ports = [...sampler.ports.values()];
   sampler.stop();
   m.inventory.close();

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { DomainWatcher, type DomainClock, type DomainFlow, type WriterProbe } from './watcher.js';
 import type { FlowInfo } from './flowinfo.js';
 import type { TransferOptions } from '../model/index.js';
+import type { BoundedReads } from '../reads/bounded.js';
 
 export interface DomainMonitorOptions {
   readonly clock: DomainClock;
@@ -37,17 +38,19 @@ export class DomainMonitor {
     this.watchers = domains.map((domain) => ({ domain, watcher: new DomainWatcher(domain.path, opts.clock, opts.probe) }));
   }
 
-  /** Scans and samples every domain; true when the discovered bindings changed. */
-  tick(windowMs: number): boolean {
-    this.ticks++;
+  /** Scans and samples every domain (header reads on `reader`); true when the discovered bindings changed. */
+  async tick(windowMs: number, reader: BoundedReads): Promise<boolean> {
     let changed = false;
-    for (const { domain, watcher } of this.watchers) {
+    const windowNs = BigInt(windowMs) * 1_000_000n;
+    const jobs = this.watchers.flatMap(({ domain, watcher }) => {
       const { added, removed } = watcher.scan();
       for (const f of added) this.logAdded(domain, f);
       for (const f of removed) this.opts.log.info({ domain: domain.path, flow_id: f.id }, 'MXL flow removed from domain');
       changed ||= added.length > 0 || removed.length > 0;
-      watcher.sample(BigInt(windowMs) * 1_000_000n);
-    }
+      return watcher.sampleJobs(windowNs, `domain ${domain.path}`);
+    });
+    if (jobs.length > 0) await reader.run(jobs);
+    this.ticks++;
     if (changed) this.bound = this.watchers.flatMap(({ domain, watcher }) => watcher.all().filter((f) => selects(domain, f)).map((f) => bind(domain, f)));
     return changed;
   }

@@ -4,13 +4,15 @@
  * Read-only: files are opened O_RDONLY, nothing is written, and the only lock taken is
  * MXL's own non-blocking writer test, released at once.
  */
-import { closeSync, openSync, readdirSync, readSync, statSync, constants } from 'node:fs';
+import { closeSync, readdirSync, statSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { type FlowDefinition, loadFlowFile } from '../flows/definition.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { CounterSeries } from '../sampler/series.js';
 import type { CounterSpec } from '../sources/types.js';
 import { FLOW_INFO_READ_BYTES, type FlowInfo, FlowInfoError, decodeFlowInfo } from './flowinfo.js';
+import { type ReadProgram, read } from '../reads/program.js';
+import type { Job } from '../reads/bounded.js';
 
 /** Flow folders are named by the flow's UUID (MXL PathUtils: `<domain>/<uuid>.mxl-flow`). */
 const FLOW_DIR = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.mxl-flow$/i;
@@ -33,7 +35,6 @@ export class DomainFlow {
   lastWriteAgeSeconds: number | undefined;
   readonly headIndex = new CounterSeries(HEAD_INDEX);
   private fd: number | undefined;
-  private readonly buf = Buffer.alloc(FLOW_INFO_READ_BYTES);
 
   constructor(
     readonly id: string,
@@ -43,12 +44,19 @@ export class DomainFlow {
     readonly defError: string | undefined,
   ) {}
 
-  sample(clock: DomainClock, probe: WriterProbe | undefined, windowNs: bigint): void {
+  /** The header read is a read program (src/reads): the daemon runs it on the bounded reader. */
+  *sample(clock: DomainClock, probe: WriterProbe | undefined, windowNs: bigint): ReadProgram<void> {
     const now = clock.monotonicNs();
     try {
-      this.fd ??= openSync(join(this.dir, 'data'), constants.O_RDONLY | constants.O_NOFOLLOW);
-      const n = readSync(this.fd, this.buf, 0, FLOW_INFO_READ_BYTES, 0);
-      this.info = decodeFlowInfo(this.buf.subarray(0, n));
+      const data = join(this.dir, 'data');
+      if (this.fd === undefined) {
+        const o = yield* read([{ kind: 'open', path: data, flags: constants.O_RDONLY | constants.O_NOFOLLOW }]);
+        if (!o.ok(0)) throw new Error(`${o.error(0, 'open')} '${data}'`);
+        this.fd = o.status(0);
+      }
+      const r = yield* read([{ kind: 'pread', fd: this.fd, offset: 0, max: FLOW_INFO_READ_BYTES }]);
+      if (!r.ok(0)) throw new Error(`${r.error(0, 'read')} '${data}'`);
+      this.info = decodeFlowInfo(r.bytes(0));
       this.headerError = undefined;
       this.headIndex.update(now, { ok: true, value: this.info.headIndex });
       this.headIndex.trim(now, windowNs);
@@ -108,8 +116,9 @@ export class DomainWatcher {
     return { added, removed };
   }
 
-  sample(windowNs: bigint): void {
-    for (const f of this.flows.values()) f.sample(this.clock, this.probe, windowNs);
+  /** One job per flow; `group` is blamed when a read blocks. */
+  sampleJobs(windowNs: bigint, group: string): Job<void>[] {
+    return [...this.flows.values()].map((f) => ({ group, program: f.sample(this.clock, this.probe, windowNs) }));
   }
 
   close(): void {

@@ -9,7 +9,8 @@ import { loadConfig } from '../config/load.js';
 import { type Config, portKey } from '../config/types.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { Planner } from '../predictions/plan.js';
-import { Sampler } from '../sampler/sampler.js';
+import { Sampler, defaultReadTimeoutMs } from '../sampler/sampler.js';
+import { BoundedReads } from '../reads/bounded.js';
 import { selectSources, type Measurement } from '../sources/select.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
@@ -41,6 +42,9 @@ export class Daemon {
   private sampler: Sampler | undefined;
   private domains: DomainMonitor | undefined;
   private domainTimer: NodeJS.Timeout | undefined;
+  private domainTick: Promise<void> | undefined;
+  /** Every blocking read of the daemon goes through this one reader (src/reads). */
+  private reader: BoundedReads | undefined;
   private server: Server | undefined;
   private measurement!: Measurement;
   private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
@@ -56,8 +60,8 @@ export class Daemon {
     this.apply(loadConfig(this.opts.configFile));
     this.measurement = this.opts.measurement ?? selectSources({ sysfsRoot: this.opts.sysfsRoot });
     for (const note of this.measurement.notes) this.opts.log.info(note);
-    this.startSampler();
-    this.startDomains();
+    await this.startSampler();
+    await this.startDomains();
     this.logPorts();
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
@@ -80,7 +84,7 @@ export class Daemon {
     return this.server!.address() as AddressInfo;
   }
 
-  reload(): { ok: true } | { ok: false; error: string } {
+  async reload(): Promise<{ ok: true } | { ok: false; error: string }> {
     let next: Config;
     try {
       next = loadConfig(this.opts.configFile);
@@ -94,9 +98,9 @@ export class Daemon {
     this.apply(next);
     if (samplingChanged) {
       this.sampler?.stop();
-      this.startSampler();
+      await this.startSampler();
     }
-    this.startDomains();
+    await this.startDomains();
     this.opts.log.info({ file: this.opts.configFile, flows: next.flows.length, ports: next.ports.length }, 'config reloaded');
     return { ok: true };
   }
@@ -104,6 +108,7 @@ export class Daemon {
   async stop(): Promise<void> {
     this.sampler?.stop();
     this.stopDomains();
+    this.reader?.close();
     this.measurement?.inventory.close();
     for (const s of this.measurement?.sources ?? []) s.close();
     const server = this.server;
@@ -128,7 +133,24 @@ export class Daemon {
     this.reloadStatus.lastSuccessSeconds = Date.now() / 1000;
   }
 
-  private startSampler(): void {
+  /** The daemon's one reader; its timeout follows the sampling interval of the first config. */
+  private readerFor(intervalMs: number): BoundedReads {
+    if (this.reader) return this.reader;
+    const log = this.opts.log;
+    this.reader = new BoundedReads({ readTimeoutMs: defaultReadTimeoutMs(intervalMs) });
+    if (this.reader.mode !== 'native') {
+      log.warn({ err: this.reader.unavailable }, 'native reader library unavailable: reads run on the event loop with no timeout; build it with `npm run build` (make -C native reader)');
+    }
+    this.reader.subscribe({
+      blocked: (group, i) => {
+        if (!this.sampler?.ports.has(group)) log.error({ group, error: 'ETIMEDOUT', timeout_ms: i.timeoutMs, blocked_threads: i.blockedThreads }, 'read blocked; skipped until it returns');
+      },
+      threadLost: (i) => log.error({ running: i.running }, 'a reader thread died; replaced (no port blamed)'),
+    });
+    return this.reader;
+  }
+
+  private async startSampler(): Promise<void> {
     const log = this.opts.log;
     const warned = new Set<string>();
     this.sampler = new Sampler({
@@ -136,6 +158,7 @@ export class Daemon {
       sources: this.measurement.sources,
       intervalMs: this.config.sampling.intervalMs,
       windowMs: this.config.sampling.windowMs,
+      reader: this.readerFor(this.config.sampling.intervalMs),
       ...(this.opts.manualClock ? { clock: this.opts.manualClock } : {}),
       events: {
         portAdded: (p) => log.info({ device: p.ref.device, port: p.ref.port, state: p.attrs.state, netdev: p.attrs.netdev,
@@ -147,21 +170,25 @@ export class Daemon {
           warned.add(k);
           log.warn({ device: r.device, port: r.port, source, counter, error }, 'counter unreadable (logged once)');
         },
-        readBlocked: (r, i) => log.error({ device: r.device, port: r.port, error: 'ETIMEDOUT', timeout_ms: i.timeoutMs, stuck_reads: i.stuckWorkers }, 'counter read blocked; port skipped, retried with backoff'),
+        readBlocked: (r, i) => log.error({ device: r.device, port: r.port, error: 'ETIMEDOUT', timeout_ms: i.timeoutMs, blocked_threads: i.blockedThreads }, 'counter read blocked; port skipped until the read returns'),
         readRecovered: (r) => log.info({ device: r.device, port: r.port }, 'counter reads answer again'),
       },
     });
-    this.sampler.start(this.opts.manualClock !== undefined);
+    await this.sampler.start(this.opts.manualClock !== undefined);
   }
 
   /** One sampling tick now (tests with a manual clock). */
-  sampleNow(): void {
-    this.sampler?.tick();
-    this.tickDomains();
+  async sampleNow(): Promise<void> {
+    await Promise.all([this.sampler?.tick(), this.tickDomains()]);
+  }
+
+  /** Resolves when no sampling tick is running or queued (tests scrape after their ticks). */
+  async settled(): Promise<void> {
+    await Promise.all([this.sampler?.idle(), this.domainTick]);
   }
 
   /** MXL domains are followed on the sampling interval; discovered flows join the plan. */
-  private startDomains(): void {
+  private async startDomains(): Promise<void> {
     this.stopDomains();
     if (this.config.domains.length === 0) return;
     const manual = this.opts.manualClock;
@@ -171,14 +198,27 @@ export class Daemon {
       probe: posix,
       log: this.opts.log,
     });
-    this.tickDomains();
+    await this.tickDomains();
     if (manual) return;
-    this.domainTimer = setInterval(() => this.tickDomains(), this.config.sampling.intervalMs);
+    this.domainTimer = setInterval(() => {
+      if (!this.domainTick) void this.tickDomains();
+    }, this.config.sampling.intervalMs);
     this.domainTimer.unref();
   }
 
-  private tickDomains(): void {
-    if (this.domains?.tick(this.config.sampling.windowMs)) this.planner.setDiscovered(this.domains.bindings());
+  /** One domain tick; ticks asked for while one runs follow it. */
+  private tickDomains(): Promise<void> {
+    const domains = this.domains;
+    if (!domains) return Promise.resolve();
+    const run = (this.domainTick ?? Promise.resolve()).then(async () => {
+      if (this.domains !== domains) return;
+      if (await domains.tick(this.config.sampling.windowMs, this.readerFor(this.config.sampling.intervalMs))) this.planner.setDiscovered(domains.bindings());
+    });
+    const tracked: Promise<void> = run.finally(() => {
+      if (this.domainTick === tracked) this.domainTick = undefined;
+    });
+    this.domainTick = tracked;
+    return tracked;
   }
 
   private stopDomains(): void {

@@ -16,7 +16,7 @@ export interface Routes {
   /** The status page; `query` is the request's query string (`units=bits`). */
   landing(query: URLSearchParams): string;
   ready(): boolean;
-  reload(): { ok: true } | { ok: false; error: string };
+  reload(): Promise<{ ok: true } | { ok: false; error: string }>;
   /** `--web.enable-lifecycle`: whether POST /-/reload may reload (403 otherwise), as in Prometheus. */
   readonly lifecycle: boolean;
   /** Told about an error a route threw; the client only gets "internal error". */
@@ -50,9 +50,9 @@ export function buildApp(routes: Routes): express.Express {
     if (routes.ready()) res.type('text/plain').send('Ready\n');
     else res.status(503).type('text/plain').send('Not ready\n');
   });
-  app.all('/-/reload', allow(['POST', 'PUT']), (_req, res) => {
+  app.all('/-/reload', allow(['POST', 'PUT']), async (_req, res) => {
     if (!routes.lifecycle) return void res.status(403).type('text/plain').send('Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n');
-    const r = routes.reload();
+    const r = await routes.reload();
     if (r.ok) res.type('text/plain').send('Reloaded\n');
     else res.status(500).type('text/plain').send(`failed to reload config: ${r.error}\n`);
   });

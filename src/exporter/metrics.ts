@@ -210,10 +210,14 @@ const FAMILIES: Family[] = [
       const [device, port, source] = k.split('\0');
       return { labels: { device: device!, port: port!, source: source! }, value: n };
     })],
-  ['exporter_read_timeouts_total', 'Sampling ticks in which a port\'s counter reads blocked past the read timeout.', 'counter', 'tick', (_views, state) =>
-    state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.timeouts }] : []],
-  ['exporter_blocked_reader_threads', 'Reader threads still stuck in a read that never returned (abandoned, at most 4).', 'gauge', 'tick', (_views, state) =>
-    state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.stuckWorkers }] : []],
+  ['exporter_read_timeouts_total', 'Reads (of a port, or an MXL domain) that blocked past the read timeout and were given up.', 'counter', 'tick', (_views, state) =>
+    state.sampler ? [{ labels: {}, value: state.sampler.reader.timeouts }] : []],
+  ['exporter_blocked_reader_threads', 'Reader threads still inside a read that blocked (given up; at most 4 threads exist, and reads pause when all are blocked).', 'gauge', 'tick', (_views, state) =>
+    state.sampler ? [{ labels: {}, value: state.sampler.reader.blockedThreads }] : []],
+  ['exporter_reader_threads_lost_total', 'Reader threads that died and were replaced (no port is blamed for it).', 'counter', 'tick', (_views, state) =>
+    state.sampler ? [{ labels: {}, value: state.sampler.reader.threadsLost }] : []],
+  ['exporter_reads_bounded', 'Whether reads run on the native reader threads with a timeout (1), or on the event loop without one because libmfe-reader is missing (0).', 'gauge', 'tick', (_views, state) =>
+    state.sampler ? [{ labels: {}, value: state.sampler.reader.mode === 'native' ? 1 : 0 }] : []],
   ['exporter_sample_duration_seconds', 'How long the last sampling tick took.', 'gauge', 'tick', (_views, state) =>
     state.sampler ? [{ labels: {}, value: state.sampler.lastTickSeconds }] : []],
   ...(['packets', 'bytes'] as const).map((quantity): Family => [

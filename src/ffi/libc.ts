@@ -58,6 +58,9 @@ export interface Libc {
   bind(fd: number, addr: Uint8Array): number;
   setsockopt(fd: number, level: number, name: number, value: Uint8Array): number;
   sendto(fd: number, buf: Uint8Array, flags: number, addr: Uint8Array): number;
+  /** send(2) with MSG_NOSIGNAL on a connected socket. */
+  send(fd: number, buf: Uint8Array): number;
+  connect(fd: number, addr: Uint8Array): number;
   recv(fd: number, buf: Uint8Array, flags: number): number;
   close(fd: number): number;
   /** Name of an interface index in this network namespace, or undefined. */
@@ -88,6 +91,8 @@ function bindLibc(koffi: Koffi, lib: KoffiLibrary): Libc {
   const setsockopt = fn('int setsockopt(int fd, int level, int name, void *value, uint32_t len)');
   const sendto = fn('intptr_t sendto(int fd, void *buf, size_t len, int flags, void *addr, uint32_t addrlen)');
   const recv = fn('intptr_t recv(int fd, void *buf, size_t len, int flags)');
+  const send = fn('intptr_t send(int fd, void *buf, size_t len, int flags)');
+  const connect = fn('int connect(int fd, void *addr, uint32_t addrlen)');
   const close = fn('int close(int fd)');
   const ifIndexToName = fn('void *if_indextoname(uint32_t ifindex, void *name)');
   return {
@@ -96,6 +101,9 @@ function bindLibc(koffi: Koffi, lib: KoffiLibrary): Libc {
     setsockopt: (fd, level, name, v) => asInt(setsockopt(fd, level, name, v, v.length), 'setsockopt'),
     sendto: (fd, buf, flags, addr) => asInt(sendto(fd, buf, buf.length, flags, addr, addr.length), 'sendto'),
     recv: (fd, buf, flags) => asInt(recv(fd, buf, buf.length, flags), 'recv'),
+    // MSG_NOSIGNAL (0x4000, <sys/socket.h>): a closed peer is an error, not SIGPIPE.
+    send: (fd, buf) => asInt(send(fd, buf, buf.length, 0x4000), 'send'),
+    connect: (fd, addr) => asInt(connect(fd, addr, addr.length), 'connect'),
     close: (fd) => asInt(close(fd), 'close'),
     ifIndexToName: (ifindex) => {
       // IF_NAMESIZE is 16 (net/if.h).

@@ -4,18 +4,28 @@
  * counters stop at all ones (IBA PortCounters; kernel
  * Documentation/ABI/stable/sysfs-class-infiniband).
  */
-import type { CounterSpec } from '../sources/types.js';
+import type { CounterNumber, CounterSpec } from '../sources/types.js';
 
 export type Step =
-  | { readonly kind: 'delta'; readonly delta: bigint }
+  | { readonly kind: 'delta'; readonly delta: number }
   | { readonly kind: 'reset' }
   | { readonly kind: 'saturated' };
 
-const MAX32 = 0xffff_ffffn;
+const MAX32 = 0xffff_ffff;
+const SATURATED: Step = { kind: 'saturated' };
+const RESET: Step = { kind: 'reset' };
 
-export function step(spec: CounterSpec, previous: bigint, current: bigint): Step {
-  if (spec.bits === 32 && spec.overflow === 'saturate' && current >= MAX32) return { kind: 'saturated' };
-  if (current >= previous) return { kind: 'delta', delta: current - previous };
-  if (spec.bits === 32 && spec.overflow === 'wrap') return { kind: 'delta', delta: current + MAX32 + 1n - previous };
-  return { kind: 'reset' };
+export const isSaturated = (spec: CounterSpec, v: CounterNumber): boolean =>
+  spec.bits === 32 && spec.overflow === 'saturate' && v >= MAX32;
+
+/** Deltas are exact below 2^53 (between two reads of one counter they always are). */
+export function step(spec: CounterSpec, previous: CounterNumber, current: CounterNumber): Step {
+  if (isSaturated(spec, current)) return SATURATED;
+  if (current >= previous) return { kind: 'delta', delta: difference(current, previous) };
+  if (spec.bits === 32 && spec.overflow === 'wrap') return { kind: 'delta', delta: Number(current) + MAX32 + 1 - Number(previous) };
+  return RESET;
+}
+
+function difference(a: CounterNumber, b: CounterNumber): number {
+  return typeof a === 'number' && typeof b === 'number' ? a - b : Number(BigInt(a) - BigInt(b));
 }

@@ -1,16 +1,23 @@
 /**
- * Reads every port's counters each interval, off the request path, and keeps
- * the window that measured rates come from. Monotonic clock only. File reads run
- * in a worker with a timeout (reader.ts), so a blocked read(2) cannot hang the process.
+ * Reads every port's counters each interval and keeps the window that measured rates come from.
+ * Monotonic clock only.
+ *
+ * The read path in one paragraph: every read is a read program (src/reads) that the sources
+ * write (list ports, read a port's attributes, read a counter set); a tick hands them to the
+ * bounded reader, which runs each round of them as one request on a native reader thread and
+ * hands back typed outcomes, so the event loop never waits on the kernel and a read that
+ * blocks costs its port, not the process. What comes back is parsed where it lands (one parse:
+ * parseCounterBytes) and applied to the series each value belongs to, matched by counter name,
+ * never by position.
  */
 import type {
-  CounterMeaning, CounterSource, CounterSourceKind, CounterValue, Direction, Layer, PortAttributes, PortCounterSet, PortInventory, PortRef,
-  Quantity,
+  CounterMeaning, CounterSource, CounterSourceKind, CounterSpec, CounterValue, Direction, Layer, PortAttributes, PortCounterSet, PortInventory,
+  PortRef, PortState, Quantity, SetRead,
 } from '../sources/types.js';
-import { portKey } from '../sources/types.js';
+import { goneValues, portKey } from '../sources/types.js';
 import { CounterSeries } from './series.js';
-import { BoundedReader, type ReadJob } from './reader.js';
-import { readPlanOf, toCounterValues } from './offload.js';
+import { BoundedReads, type Job, type Outcome } from '../reads/bounded.js';
+import { type ReadProgram, runSync } from '../reads/program.js';
 
 export interface SampledCounter {
   readonly source: CounterSourceKind;
@@ -20,8 +27,9 @@ export interface SampledCounter {
 export interface SampledPort {
   readonly ref: PortRef;
   attrs: PortAttributes;
-  readonly sets: PortCounterSet[];
-  readonly counters: SampledCounter[];
+  readonly sets: readonly PortCounterSet[];
+  /** Every counter of every set, set by set (rebuilt when a set's list changes). */
+  counters: readonly SampledCounter[];
 }
 
 export interface Measurement {
@@ -36,10 +44,12 @@ export interface SamplerEvents {
   portAdded?(port: SampledPort): void;
   portRemoved?(ref: PortRef): void;
   readError?(port: PortRef, source: CounterSourceKind, counter: string, error: string): void;
-  /** A read of this port did not return within the timeout; its file-based counters are skipped for a while. */
-  readBlocked?(port: PortRef, info: { readonly timeoutMs: number; readonly stuckWorkers: number }): void;
+  /** A read of this port did not return within the timeout; the port is skipped until it does. */
+  readBlocked?(port: PortRef, info: { readonly timeoutMs: number; readonly blockedThreads: number }): void;
   /** A port whose read had blocked answered again. */
   readRecovered?(port: PortRef): void;
+  /** A reader thread died; it is replaced and nobody is blamed. */
+  readerThreadLost?(info: { readonly running: boolean }): void;
 }
 
 export interface SamplerOptions {
@@ -49,187 +59,333 @@ export interface SamplerOptions {
   readonly windowMs: number;
   readonly clock?: () => bigint;
   readonly events?: SamplerEvents;
-  /**
-   * 'worker' (default): descriptor reads run in a worker thread, bounded by `readTimeoutMs`
-   * (src/sampler/reader.ts); 'direct': every set is read on this thread, unbounded.
-   */
-  readonly reads?: 'worker' | 'direct';
+  /** 'native' (default): reads on libmfe-reader's threads, bounded; 'direct': on the event loop. */
+  readonly reads?: 'native' | 'direct';
   /** A read that makes no progress for this long is blocked; default interval/2 within 100..1000 ms. */
   readonly readTimeoutMs?: number;
+  /** Reader threads that may exist at once, blocked ones included (default 4). */
+  readonly maxReaderThreads?: number;
+  /** Another build of libmfe-reader (tests). */
+  readonly readerLibrary?: string;
+  /** A reader shared with others (the daemon's); the sampler makes its own when absent. */
+  readonly reader?: BoundedReads;
 }
 
 /** Default for SamplerOptions.readTimeoutMs. */
 export const defaultReadTimeoutMs = (intervalMs: number): number => Math.min(1000, Math.max(100, Math.floor(intervalMs / 2)));
 
-/** Full port attributes (GID table, rate, MTU) every this many ticks; the state every tick. */
-export const ATTRIBUTE_REFRESH_TICKS = 10;
+/**
+ * Full port attributes (GID table, rate, MTU) and the port list every this many ticks. Every tick
+ * reads what they change with (the state, the netdev MTU, the device list) and reads them again
+ * at once when it does, so this is a safety net: the GID scan is most of a full read's cost.
+ */
+export const ATTRIBUTE_REFRESH_TICKS = 60;
 
+/** The group the port listing is blamed on when it blocks. */
+const INVENTORY = 'inventory';
+
+/** What the sampler knows of one set: its last counter list and the series of each counter. */
+interface Bound {
+  readonly specs: readonly CounterSpec[];
+  readonly series: readonly CounterSeries[];
+}
+
+/** A tick as steps of jobs: run bounded by tick(), or here and now by sampleOnce(). */
+type Steps = Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]>;
 
 export class Sampler {
   readonly ports = new Map<string, SampledPort>();
   lastTickSeconds = 0;
   ticks = 0;
   readErrors = new Map<string, number>();
+  readonly reader: BoundedReads;
+  private readonly bound = new Map<PortCounterSet, Bound>();
   private timer: NodeJS.Timeout | undefined;
   private readonly clock: () => bigint;
-  /** Undefined in 'direct' mode. */
-  readonly reader: BoundedReader | undefined;
+  private origin: bigint | undefined;
+  private queue: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  private stopped = false;
+  private readonly ownsReader: boolean;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly opts: SamplerOptions) {
     this.clock = opts.clock ?? process.hrtime.bigint;
-    if (opts.reads !== 'direct') {
-      const byGroup = (g: string): PortRef | undefined => this.ports.get(g)?.ref;
-      this.reader = new BoundedReader({
-        readTimeoutMs: opts.readTimeoutMs ?? defaultReadTimeoutMs(opts.intervalMs),
-        onBlocked: (g, info) => {
-          const ref = byGroup(g);
-          if (ref) opts.events?.readBlocked?.(ref, info);
-        },
-        onRecovered: (g) => {
-          const ref = byGroup(g);
-          if (ref) opts.events?.readRecovered?.(ref);
-        },
-      });
-    }
+    this.ownsReader = opts.reader === undefined;
+    this.reader = opts.reader ?? new BoundedReads({
+      readTimeoutMs: opts.readTimeoutMs ?? defaultReadTimeoutMs(opts.intervalMs),
+      ...(opts.maxReaderThreads !== undefined ? { maxThreads: opts.maxReaderThreads } : {}),
+      ...(opts.readerLibrary !== undefined ? { library: opts.readerLibrary } : {}),
+      mode: opts.reads ?? 'native',
+    });
+    const byGroup = (g: string): PortRef | undefined => this.ports.get(g)?.ref;
+    this.unsubscribe = this.reader.subscribe({
+      blocked: (g, info) => {
+        const ref = byGroup(g);
+        if (ref) opts.events?.readBlocked?.(ref, info);
+      },
+      recovered: (g) => {
+        const ref = byGroup(g);
+        if (ref) opts.events?.readRecovered?.(ref);
+      },
+      threadLost: (info) => opts.events?.readerThreadLost?.(info),
+    });
   }
 
   /** Samples now and then every interval; `manual` leaves the ticking to the caller (tests). */
-  start(manual = false): void {
-    this.tick();
-    if (manual) return;
-    this.timer = setInterval(() => this.tick(), this.opts.intervalMs);
+  async start(manual = false): Promise<void> {
+    await this.tick();
+    if (manual || this.stopped) return;
+    // A tick still running when the next is due (reads waiting out a timeout) is not doubled.
+    this.timer = setInterval(() => {
+      if (this.inFlight === 0) void this.tick();
+    }, this.opts.intervalMs);
     this.timer.unref();
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    this.reader?.close();
-    for (const p of this.ports.values()) for (const s of p.sets) s.close();
+    this.unsubscribe();
+    if (this.ownsReader) this.reader.close();
+    for (const p of this.ports.values()) this.dropPort(p);
     this.ports.clear();
   }
 
-  tick(): void {
-    const started = process.hrtime.bigint();
-    this.reconcile();
-    const now = this.clock();
-    const windowNs = BigInt(this.opts.windowMs) * 1_000_000n;
-    const ports = [...this.ports.values()];
-    const values = this.readAll(ports);
-    for (const port of ports) this.applyPort(port, values, now, windowNs);
-    this.ticks++;
-    this.lastTickSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  /** Resolves once the ticks asked for so far have run. */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  /** Whether a tick is running or queued. */
+  get busy(): boolean {
+    return this.inFlight > 0;
   }
 
   /**
-   * Every set's values for this tick. File-based sets are read together in the reader's worker
-   * (bounded); the others with their own read(). A set missing from the result was deferred.
+   * One sample at the clock's time now; ticks asked for while one runs follow it in order, each
+   * with the time it was asked for.
    */
-  private readAll(ports: readonly SampledPort[]): Map<PortCounterSet, Read> {
-    const out = new Map<PortCounterSet, Read>();
-    const jobs: ReadJob[] = [];
-    const jobSets: PortCounterSet[] = [];
-    for (const port of ports) {
-      for (const set of port.sets) {
-        const plan = this.reader ? readPlanOf(set) : undefined;
-        if (plan) {
-          jobs.push({ group: portKey(port.ref), plan });
-          jobSets.push(set);
-        } else {
-          out.set(set, { values: set.read(), counted: true });
-        }
-      }
-    }
-    if (jobs.length === 0) return out;
-    const outcomes = this.reader!.run(jobs);
-    outcomes.forEach((o, i) => {
-      const set = jobSets[i]!;
-      const n = set.counters.length;
-      switch (o.kind) {
-        case 'done':
-          out.set(set, { values: toCounterValues(n, o.gone, o.values), counted: true });
-          return;
-        case 'timeout':
-          out.set(set, { values: Array.from({ length: n }, () => ({ ok: false, error: o.error })), counted: o.fresh, silent: true });
-          return;
-        case 'unavailable':
-          out.set(set, { values: set.read(), counted: true });
-          return;
-        case 'deferred':
-          return;
-      }
-    });
-    return out;
+  tick(): Promise<void> {
+    const at = this.clock();
+    this.inFlight++;
+    const run = this.queue.then(() => this.sample(at));
+    this.queue = run.catch(() => undefined).finally(() => void this.inFlight--);
+    return run;
   }
 
-  /** Adds ports that appeared, drops ports that vanished, refreshes attributes. */
-  private reconcile(): void {
-    const seen = new Set<string>();
+  /** One sample with every read on this thread (the CLI's one-shot look at the ports). */
+  sampleOnce(): void {
+    const started = process.hrtime.bigint();
+    const steps = this.steps(this.clock());
+    let step = steps.next();
+    while (!step.done) step = steps.next(step.value.map((j) => ({ kind: 'done', value: runSync(j.program) })));
+    this.lastTickSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  }
+
+  private async sample(at: bigint): Promise<void> {
+    const started = process.hrtime.bigint();
+    const steps = this.steps(at);
+    let step = steps.next();
+    while (!step.done) {
+      const outcomes = await this.reader.run(step.value);
+      step = this.stopped ? steps.return() : steps.next(outcomes);
+    }
+    this.lastTickSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  }
+
+  private *steps(at: bigint): Steps {
+    if (this.stopped) return;
+    this.origin ??= at;
+    const now = Number(at - this.origin);
     const full = this.ticks % ATTRIBUTE_REFRESH_TICKS === 0;
-    for (const ref of this.opts.inventory.listPorts()) {
-      const known = this.ports.get(portKey(ref));
-      const attrs = known && !full ? this.refreshState(known) : this.opts.inventory.readAttributes(ref);
-      if (!attrs) continue;
-      seen.add(portKey(ref));
-      if (known) known.attrs = attrs;
-      else this.addPort(ref, attrs);
+    if (full) yield* this.reconcile();
+    if (yield* this.readPorts([...this.ports.values()], now, !full)) {
+      // A device came or went: the full listing now, and the new ports read in this tick.
+      const before = new Set(this.ports.values());
+      yield* this.reconcile();
+      const added = [...this.ports.values()].filter((p) => !before.has(p));
+      if (added.length > 0) yield* this.readPorts(added, now, false);
     }
-    for (const [k, port] of this.ports) {
-      if (seen.has(k)) continue;
-      for (const s of port.sets) s.close();
-      this.ports.delete(k);
-      this.reader?.forget(k);
-      this.opts.events?.portRemoved?.(port.ref);
+    this.ticks++;
+  }
+
+  /**
+   * One round for every port: its counter sets and, on the ticks between full refreshes
+   * (`light`), its state and whether the port list changed. Returns whether it did.
+   */
+  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean): Generator<readonly Job<unknown>[], boolean, readonly Outcome<unknown>[]> {
+    const jobs: Job<unknown>[] = [];
+    if (light) jobs.push({ group: INVENTORY, program: this.opts.inventory.listChangedReads(ports.map((p) => p.ref)) });
+    for (const p of ports) {
+      const group = portKey(p.ref);
+      if (light) jobs.push({ group, program: this.opts.inventory.stateReads(p.ref) });
+      for (const set of p.sets) jobs.push({ group, program: set.reads() });
     }
-  }
-
-  /** State only; the full attributes again when the state changed (a flap can change rate or MTU). */
-  private refreshState(port: SampledPort): PortAttributes | undefined {
-    const inv = this.opts.inventory;
-    if (!inv.readState) return inv.readAttributes(port.ref);
-    const now = inv.readState(port.ref);
-    if (!now) return undefined;
-    if (now.state === port.attrs.state && now.physState === port.attrs.physState) return port.attrs;
-    return inv.readAttributes(port.ref);
-  }
-
-  private addPort(ref: PortRef, attrs: PortAttributes): void {
-    const sets = this.opts.sources.flatMap((src) => src.open(attrs) ?? []);
-    const counters = sets.flatMap((set) => set.counters.map((spec) => ({ source: set.kind, series: new CounterSeries(spec) })));
-    const port: SampledPort = { ref, attrs, sets, counters };
-    this.ports.set(portKey(ref), port);
-    this.opts.events?.portAdded?.(port);
-  }
-
-  private applyPort(port: SampledPort, reads: Map<PortCounterSet, Read>, now: bigint, windowNs: bigint): void {
-    let offset = 0;
-    let stale = false;
-    for (const set of port.sets) {
-      const read = reads.get(set);
-      let i = offset;
-      offset += set.counters.length;
-      if (!read) continue; // deferred: the series keep their window until the next tick
-      for (const value of read.values) {
-        const c = port.counters[i++];
-        if (!c || i > offset) break;
-        if (!value.ok && value.error.startsWith('ESTALE')) stale = true;
-        c.series.update(now, value);
-        c.series.trim(now, windowNs);
-        if (!value.ok && read.counted) this.countError(port.ref, c.source, c.series.spec.name, value.error, read.silent);
+    if (jobs.length === 0) return false;
+    const outcomes = yield jobs;
+    let k = 0;
+    const listed = light ? (outcomes[k++] as Outcome<boolean>) : undefined;
+    const changed: SampledPort[] = [];
+    const stale = new Set<SampledPort>();
+    const gone: SampledPort[] = [];
+    for (const p of ports) {
+      if (light) {
+        const o = outcomes[k++] as Outcome<PortState | undefined>;
+        if (o.kind === 'done' && o.value === undefined) gone.push(p);
+        else if (o.kind === 'done' && (o.value!.state !== p.attrs.state || o.value!.physState !== p.attrs.physState || o.value!.attributesStale)) changed.push(p);
+      }
+      for (const set of p.sets) {
+        if (this.applySet(p, set, outcomes[k++] as Outcome<SetRead>, now)) stale.add(p);
       }
     }
-    if (stale) this.reopen(port);
+    for (const p of gone) this.removePort(p);
+    const live = (p: SampledPort): boolean => this.ports.get(portKey(p.ref)) === p;
+    // A flap can change rate or MTU: the full attributes again for a port whose state changed.
+    if (changed.length > 0) yield* this.refreshAttributes(changed.filter(live));
+    if (stale.size > 0) yield* this.reopen([...stale].filter(live));
+    return listed?.kind === 'done' && listed.value;
   }
 
-  /** The port's files were re-created (driver reload): open them again; the next tick starts afresh. */
-  private reopen(port: SampledPort): void {
-    for (const s of port.sets) s.close();
-    this.ports.delete(portKey(port.ref));
-    this.opts.events?.portRemoved?.(port.ref);
-    this.addPort(port.ref, port.attrs);
+  /** Lists ports, reads their attributes, adds ports that appeared and drops ports that vanished. */
+  private *reconcile(): Steps {
+    const [listed] = yield [{ group: INVENTORY, program: this.opts.inventory.listReads() }];
+    if (listed?.kind !== 'done') return; // blocked or paused: keep what we know
+    const refs = listed.value as PortRef[];
+    const outcomes = refs.length > 0 ? yield refs.map((ref) => ({ group: portKey(ref), program: this.opts.inventory.attributeReads(ref) })) : [];
+    const seen = new Set<string>();
+    const added: PortAttributes[] = [];
+    refs.forEach((ref, i) => {
+      const o = outcomes[i] as Outcome<PortAttributes | undefined>;
+      const known = this.ports.get(portKey(ref));
+      if (o.kind !== 'done') {
+        if (known) seen.add(portKey(ref)); // its reads block: it is still there
+        return;
+      }
+      if (o.value === undefined) return;
+      seen.add(portKey(ref));
+      if (known) known.attrs = o.value;
+      else added.push(o.value);
+    });
+    for (const [k, p] of this.ports) if (!seen.has(k)) this.removePort(p);
+    if (added.length > 0) yield* this.addPorts(added);
   }
 
-  private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: string, silent = false): void {
+  private *refreshAttributes(ports: readonly SampledPort[]): Steps {
+    const outcomes = yield ports.map((p) => ({ group: portKey(p.ref), program: this.opts.inventory.attributeReads(p.ref) }));
+    ports.forEach((p, i) => {
+      const o = outcomes[i] as Outcome<PortAttributes | undefined>;
+      if (o.kind !== 'done') return;
+      if (o.value === undefined) this.removePort(p);
+      else p.attrs = o.value;
+    });
+  }
+
+  private *addPorts(ports: readonly PortAttributes[]): Steps {
+    const outcomes = yield ports.map((attrs) => ({ group: portKey(attrs), program: this.openPort(attrs) }));
+    ports.forEach((attrs, i) => {
+      const o = outcomes[i] as Outcome<PortCounterSet[]>;
+      if (o.kind !== 'done') return; // blocked: tried again at the next full refresh
+      const ref = { device: attrs.device, port: attrs.port };
+      const port: SampledPort = { ref, attrs, sets: o.value, counters: [] };
+      this.ports.set(portKey(ref), port);
+      for (const set of o.value) this.seriesOf(port, set, set.counters);
+      this.opts.events?.portAdded?.(port);
+    });
+  }
+
+  /** Opens the port's sets, source by source; a source covered by an opened one is skipped. */
+  private *openPort(attrs: PortAttributes): ReadProgram<PortCounterSet[]> {
+    const sets: PortCounterSet[] = [];
+    const covered = new Set<CounterSourceKind>();
+    let complete = false;
+    try {
+      for (const src of this.opts.sources) {
+        if (covered.has(src.kind)) continue;
+        const set = yield* src.openReads(attrs);
+        if (set === undefined) continue;
+        sets.push(set);
+        for (const k of src.covers ?? []) covered.add(k);
+      }
+      complete = true;
+      return sets;
+    } finally {
+      if (!complete) for (const s of sets) s.close();
+    }
+  }
+
+  /** The port's files were re-created (driver reload): open them again; the series start afresh. */
+  private *reopen(ports: readonly SampledPort[]): Steps {
+    for (const p of ports) {
+      this.dropPort(p);
+      this.ports.delete(portKey(p.ref));
+      this.opts.events?.portRemoved?.(p.ref);
+    }
+    yield* this.addPorts(ports.map((p) => p.attrs));
+  }
+
+  private removePort(p: SampledPort): void {
+    this.dropPort(p);
+    this.ports.delete(portKey(p.ref));
+    this.opts.events?.portRemoved?.(p.ref);
+  }
+
+  private dropPort(p: SampledPort): void {
+    for (const s of p.sets) {
+      s.close();
+      this.bound.delete(s);
+    }
+    this.opts.inventory.forget(p.ref);
+    this.reader.forget(portKey(p.ref));
+  }
+
+  /** Applies one set's outcome; true when the set's files were re-created and must be reopened. */
+  private applySet(port: SampledPort, set: PortCounterSet, o: Outcome<SetRead>, now: number): boolean {
+    const window = this.opts.windowMs * 1e6;
+    if (o.kind === 'deferred') return false; // the series keep their window until the next tick
+    if (o.kind === 'done' && o.value.kind === 'values') {
+      const series = this.seriesOf(port, set, o.value.counters);
+      const values = o.value.values;
+      for (let i = 0; i < series.length; i++) this.update(port, set.kind, series[i]!, values[i]!, now, window, true, false);
+      return false;
+    }
+    const series = this.seriesOf(port, set, set.counters);
+    let values: readonly CounterValue[];
+    let counted = true;
+    let silent = false;
+    if (o.kind === 'done') values = goneValues(o.value as Extract<SetRead, { kind: 'gone' }>, series.length);
+    else {
+      const error = o.error;
+      values = series.map(() => ({ ok: false, error }));
+      counted = o.kind === 'failed' || (o.kind === 'blocked' && o.fresh);
+      silent = o.kind !== 'failed';
+    }
+    for (let i = 0; i < series.length; i++) this.update(port, set.kind, series[i]!, values[i]!, now, window, counted, silent);
+    return o.kind === 'done' && o.value.kind === 'gone' && o.value.reason === 'recreated';
+  }
+
+  private update(port: SampledPort, source: CounterSourceKind, s: CounterSeries, v: CounterValue, now: number, window: number, counted: boolean, silent: boolean): void {
+    s.update(now, v);
+    s.trim(now, window);
+    if (!v.ok && counted) this.countError(port.ref, source, s.spec.name, v.error, silent);
+  }
+
+  /** The series of each counter in `specs`, kept by name across list changes (netlink). */
+  private seriesOf(port: SampledPort, set: PortCounterSet, specs: readonly CounterSpec[]): readonly CounterSeries[] {
+    const b = this.bound.get(set);
+    if (b && b.specs === specs) return b.series;
+    const old = new Map((b?.series ?? []).map((s) => [s.spec.name, s]));
+    const series = specs.map((spec) => {
+      const s = old.get(spec.name);
+      return s !== undefined && sameSpec(s.spec, spec) ? s : new CounterSeries(spec);
+    });
+    this.bound.set(set, { specs, series });
+    port.counters = port.sets.flatMap((st) => (this.bound.get(st)?.series ?? []).map((s) => ({ source: st.kind, series: s })));
+    return series;
+  }
+
+  private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: string, silent: boolean): void {
     const k = `${ref.device}\0${ref.port}\0${source}`;
     this.readErrors.set(k, (this.readErrors.get(k) ?? 0) + 1);
     if (!silent) this.opts.events?.readError?.(ref, source, counter, error);
@@ -251,12 +407,7 @@ export class Sampler {
   }
 }
 
-/** One set's values this tick; `counted` adds failures to readErrors, `silent` skips the per-counter event. */
-interface Read {
-  readonly values: readonly CounterValue[];
-  readonly counted: boolean;
-  readonly silent?: boolean;
-}
+const sameSpec = (a: CounterSpec, b: CounterSpec): boolean => a.bits === b.bits && a.overflow === b.overflow;
 
 const matches = (m: CounterMeaning | undefined, d: Direction, q: Quantity): boolean =>
   m !== undefined && m.direction === d && m.quantity === q;

@@ -1,42 +1,53 @@
-/** One counter over time: a monotonic total and the rate over a window of valid intervals. */
-import type { CounterSpec, CounterValue } from '../sources/types.js';
-import { step } from './counter.js';
+/**
+ * One counter over time: a monotonic total and the rate over a window of valid intervals.
+ * Times are nanoseconds as numbers (exact for 104 days of a clock; the sampler counts from its
+ * start). The window is a ring of intervals with running sums, so an update allocates nothing.
+ */
+import type { CounterNumber, CounterSpec, CounterValue } from '../sources/types.js';
+import { isSaturated, step } from './counter.js';
 
 export type SeriesState = 'ok' | 'saturated' | 'error' | 'reset' | 'new';
 
-interface Interval {
-  readonly endNs: bigint;
-  readonly durationNs: bigint;
-  readonly delta: bigint;
-}
+/** Three numbers per interval: end, duration, delta. */
+const FIELDS = 3;
 
 export class CounterSeries {
   state: SeriesState = 'new';
   lastError: string | undefined;
   /** Raw value at the first read plus every valid delta since: never goes back. */
-  total: bigint | undefined;
+  total: number | undefined;
   resets = 0;
-  private last: { readonly atNs: bigint; readonly raw: bigint } | undefined;
-  private intervals: Interval[] = [];
+  private lastAt = 0;
+  private lastRaw: CounterNumber | undefined;
+  private ring = new Float64Array(16 * FIELDS);
+  private head = 0;
+  private count = 0;
+  private sumNs = 0;
+  private sumDelta = 0;
 
   constructor(readonly spec: CounterSpec) {}
 
-  update(atNs: bigint, value: CounterValue): void {
+  update(at: number | bigint, value: CounterValue): void {
     if (!value.ok) {
       this.state = 'error';
       this.lastError = value.error;
-      this.last = undefined;
+      this.lastRaw = undefined;
       return;
     }
+    const atNs = Number(at);
     this.lastError = undefined;
-    if (this.last === undefined) {
-      this.begin(atNs, value.value);
+    const last = this.lastRaw;
+    this.lastRaw = value.value;
+    if (last === undefined) {
+      this.total ??= Number(value.value);
+      this.state = isSaturated(this.spec, value.value) ? 'saturated' : 'new';
+      this.lastAt = atNs;
       return;
     }
-    const s = step(this.spec, this.last.raw, value.value);
+    const s = step(this.spec, last, value.value);
     if (s.kind === 'delta') {
-      this.intervals.push({ endNs: atNs, durationNs: atNs - this.last.atNs, delta: s.delta });
-      this.total = (this.total ?? 0n) + s.delta;
+      this.push(atNs, atNs - this.lastAt, s.delta);
+      this.total = (this.total ?? 0) + s.delta;
       this.state = 'ok';
     } else if (s.kind === 'reset') {
       this.resets++;
@@ -44,22 +55,23 @@ export class CounterSeries {
     } else {
       this.state = 'saturated';
     }
-    this.last = { atNs, raw: value.value };
+    this.lastAt = atNs;
   }
 
-  private begin(atNs: bigint, raw: bigint): void {
-    this.last = { atNs, raw };
-    this.total ??= raw;
-    const saturated = this.spec.bits === 32 && this.spec.overflow === 'saturate' && raw >= 0xffff_ffffn;
-    this.state = saturated ? 'saturated' : 'new';
-  }
-
-  /** Forget intervals that ended before the window. */
-  trim(nowNs: bigint, windowNs: bigint): void {
-    const from = nowNs - windowNs;
-    let i = 0;
-    while (i < this.intervals.length && this.intervals[i]!.endNs - this.intervals[i]!.durationNs < from) i++;
-    if (i > 0) this.intervals = this.intervals.slice(i);
+  /** Forget intervals that began before the window. */
+  trim(now: number | bigint, window: number | bigint): void {
+    const from = Number(now) - Number(window);
+    const r = this.ring;
+    const cap = r.length / FIELDS;
+    while (this.count > 0) {
+      const i = this.head * FIELDS;
+      if (r[i]! - r[i + 1]! >= from) break;
+      this.sumNs -= r[i + 1]!;
+      this.sumDelta -= r[i + 2]!;
+      this.head = (this.head + 1) % cap;
+      this.count--;
+    }
+    if (this.count === 0) this.sumNs = this.sumDelta = 0; // no drift once empty
   }
 
   /**
@@ -69,12 +81,24 @@ export class CounterSeries {
    */
   rate(): number | undefined {
     if (this.state === 'saturated' || this.state === 'error') return undefined;
-    let ns = 0n;
-    let delta = 0n;
-    for (const iv of this.intervals) {
-      ns += iv.durationNs;
-      delta += iv.delta;
+    return this.sumNs === 0 ? undefined : (this.sumDelta * 1e9) / this.sumNs;
+  }
+
+  private push(end: number, ns: number, delta: number): void {
+    let cap = this.ring.length / FIELDS;
+    if (this.count === cap) {
+      const grown = new Float64Array(this.ring.length * 2);
+      for (let k = 0; k < this.count; k++) grown.set(this.ring.subarray(((this.head + k) % cap) * FIELDS, ((this.head + k) % cap) * FIELDS + FIELDS), k * FIELDS);
+      this.ring = grown;
+      this.head = 0;
+      cap *= 2;
     }
-    return ns === 0n ? undefined : (Number(delta) * 1e9) / Number(ns);
+    const i = ((this.head + this.count) % cap) * FIELDS;
+    this.ring[i] = end;
+    this.ring[i + 1] = ns;
+    this.ring[i + 2] = delta;
+    this.count++;
+    this.sumNs += ns;
+    this.sumDelta += delta;
   }
 }

@@ -11,8 +11,10 @@
  */
 import * as path from 'node:path';
 import { FileCounterSet } from './sysfs/fileset.js';
-import { isDirectory, netdevDir, resolveRoot, type SysfsOptions } from './sysfs/paths.js';
+import { netdevDir, resolveRoot, type SysfsOptions } from './sysfs/paths.js';
 import type { CounterMeaning, CounterSource, CounterSpec, PortAttributes, PortCounterSet } from './types.js';
+import { isDirectoryMode } from '../reads/ops.js';
+import { type ReadProgram, answer, read, runSync } from '../reads/program.js';
 
 const NETDEV_MEANINGS: Readonly<Record<string, CounterMeaning>> = {
   tx_bytes: { direction: 'tx', quantity: 'bytes', scale: 1, layer: 'l2' },
@@ -38,12 +40,21 @@ export class NetdevSource implements CounterSource {
   }
 
   /** Undefined when the port has no netdev (InfiniBand) or the netdev has no statistics. */
-  open(attrs: PortAttributes): PortCounterSet | undefined {
+  openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
     const stats = this.statisticsDir(attrs.netdev);
-    if (stats === undefined || !isDirectory(stats)) return undefined;
+    return stats === undefined ? answer(undefined) : this.openStats(attrs, stats);
+  }
+
+  open(attrs: PortAttributes): PortCounterSet | undefined {
+    return runSync(this.openReads(attrs));
+  }
+
+  private *openStats(attrs: PortAttributes, stats: string): ReadProgram<PortCounterSet | undefined> {
+    const st = (yield* read([{ kind: 'stat', path: stats }])).stat(0);
+    if (st === undefined || !isDirectoryMode(st.mode)) return undefined;
     const files = NETDEV_COUNTERS.map((spec) => ({ spec, file: path.join(stats, spec.name) }));
     const port = { device: attrs.device, port: attrs.port };
-    const set = new FileCounterSet(this.kind, port, files, stats, (s) => this.sets.delete(s));
+    const set = yield* FileCounterSet.openReads(this.kind, port, files, stats, (s) => this.sets.delete(s));
     this.sets.add(set);
     return set;
   }

@@ -1,11 +1,13 @@
 /**
  * Measurement sources: what a NIC port is and what its counters say.
  *
- * Every source sits behind these two small interfaces so the sampler never
- * knows whether a number came from libibverbs, RDMA netlink, sysfs or the
- * netdev. Reads are synchronous on purpose: a sysfs pread or a netlink
- * round trip costs microseconds, and the sampler runs off the request path.
+ * Every source sits behind these small interfaces so the sampler never knows whether a number
+ * came from libibverbs, RDMA netlink, sysfs or the netdev. Each read is a read program
+ * (src/reads/program.ts): the sampler runs them on the bounded reader, off the event loop and
+ * with a timeout; the synchronous methods run the same programs on the caller's thread (the
+ * CLI, tests).
  */
+import type { ReadProgram } from '../reads/program.js';
 
 export type Direction = 'tx' | 'rx';
 export const DIRECTIONS: readonly Direction[] = ['tx', 'rx'];
@@ -44,18 +46,29 @@ export interface PortAttributes extends PortRef {
   readonly attributeSource: 'verbs' | 'sysfs';
 }
 
+export type PortState = Pick<PortAttributes, 'state' | 'physState'> & {
+  /** Something the attributes come from changed without the state (the netdev's MTU): read them again. */
+  readonly attributesStale?: boolean;
+};
+
 /** Lists ports and reads their attributes (libibverbs, or sysfs). */
 export interface PortInventory {
   readonly kind: 'verbs' | 'sysfs';
-  listPorts(): PortRef[];
+  listReads(): ReadProgram<PortRef[]>;
+  /** Whether the list may differ from `known` (a device came or went): a cheap check for every tick. */
+  listChangedReads(known: readonly PortRef[]): ReadProgram<boolean>;
   /** Undefined when the port no longer exists. */
-  readAttributes(ref: PortRef): PortAttributes | undefined;
+  attributeReads(ref: PortRef): ReadProgram<PortAttributes | undefined>;
   /**
    * Just the state, for the ticks between full attribute reads (a GID table scan is most of a
-   * tick's cost on mlx5). Undefined when the port no longer exists. Without it every tick
-   * reads the full attributes.
+   * tick's cost on mlx5). Undefined when the port no longer exists.
    */
-  readState?(ref: PortRef): Pick<PortAttributes, 'state' | 'physState'> | undefined;
+  stateReads(ref: PortRef): ReadProgram<PortState | undefined>;
+  /** The port went away: let go of whatever is kept open for it. */
+  forget(ref: PortRef): void;
+  /** listReads() and attributeReads() run here and now. */
+  listPorts(): PortRef[];
+  readAttributes(ref: PortRef): PortAttributes | undefined;
   close(): void;
 }
 
@@ -80,37 +93,51 @@ export interface CounterSpec {
   readonly meaning: CounterMeaning | undefined;
 }
 
+/** A raw counter value: a number while it is exact (below 2^53), a bigint above. */
+export type CounterNumber = number | bigint;
+
+/** One counter's read: the value, or why there is none (for people: logs and `ports`). */
 export type CounterValue =
-  | { readonly ok: true; readonly value: bigint }
+  | { readonly ok: true; readonly value: CounterNumber }
   | { readonly ok: false; readonly error: string };
 
-/**
- * A set's reads as plain descriptors, so the sampler can run them on a worker thread and
- * bound a read that blocks (a hung driver's show()).
- */
-export interface ReadPlan {
-  /** Directory whose disappearance (or replacement: another dev/ino) means the set is gone. */
-  readonly watch?: { readonly dir: string; readonly dev?: number; readonly ino?: number };
-  /** One entry per counter, in counter order: an open descriptor, or the error its open gave. */
-  readonly fds: readonly (number | string)[];
-  /** 0: pread at offset 0 (a sysfs attribute runs show() again); null: read(2) a stream. */
-  readonly position: 0 | null;
-}
+/** What one read of a counter set found. */
+export type SetRead =
+  /** `values[i]` is the read of `counters[i]`; the list may differ from the last read (netlink). */
+  | { readonly kind: 'values'; readonly counters: readonly CounterSpec[]; readonly values: readonly CounterValue[] }
+  /** The set's directory vanished, or was re-created (driver reload): its descriptors are stale. */
+  | { readonly kind: 'gone'; readonly reason: 'vanished' | 'recreated'; readonly dir: string };
 
-/** One source's open counters for one port; read() returns values in `counters` order. */
+/** One source's open counters for one port. */
 export interface PortCounterSet {
   readonly kind: CounterSourceKind;
   readonly port: PortRef;
+  /** As of the last read (RDMA netlink reports counters an operator enabled since). */
   readonly counters: readonly CounterSpec[];
+  reads(): ReadProgram<SetRead>;
+  /** reads() here and now, as one value per counter (a set that is gone: every value an error). */
   read(): CounterValue[];
-  /** File-backed sets describe their reads; undefined once closed. Others are read with read(). */
-  readPlan?(): ReadPlan | undefined;
   close(): void;
 }
 
 /** Opens the counters it has for a port; undefined when it has none for that port. */
 export interface CounterSource {
   readonly kind: CounterSourceKind;
+  /** Sources whose counters this one's set already reports for the same port (not read twice). */
+  readonly covers?: readonly CounterSourceKind[];
+  openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined>;
+  /** openReads() here and now. */
   open(attrs: PortAttributes): PortCounterSet | undefined;
   close(): void;
+}
+
+/** The values of a read that found its set gone, as people read them. */
+export function goneValues(read: Extract<SetRead, { kind: 'gone' }>, count: number): CounterValue[] {
+  const error = read.reason === 'vanished' ? `ENOENT: ${read.dir} vanished` : `ESTALE: ${read.dir} was re-created; reopened`;
+  return Array.from({ length: count }, () => ({ ok: false, error }));
+}
+
+/** A SetRead as one value per counter (set.read()). */
+export function valuesOf(read: SetRead, count: number): CounterValue[] {
+  return read.kind === 'values' ? [...read.values] : goneValues(read, count);
 }

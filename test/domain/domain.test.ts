@@ -88,7 +88,7 @@ domains:
     // One second of writes: 30 video grains, 48,000 audio samples (100 grains of 10 ms).
     expect(await writer.advance(30, tai())).toBe('ok 1030');
     commit(audio, 48_000n, t0 - 5_000_000_000n);
-    run.tick(1);
+    await run.tick(1);
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_flow_measured_grains_per_second', { flow_id: VIDEO.id as string })).toBe(30);
     expect(one(m, 'mxl_fabric_flow_measured_bytes_per_second', { flow_id: VIDEO.id as string, layer: 'media' })).toBe(30 * 5_529_600);
@@ -107,11 +107,11 @@ domains:
 
     await writer.stop();
     writer = undefined;
-    run.tick(1);
+    await run.tick(1);
     expect(one(await run.scrape(), 'mxl_fabric_flow_writer_active', { flow_id: VIDEO.id as string })).toBe(0);
 
     rmSync(video, { recursive: true });
-    run.tick(1);
+    await run.tick(1);
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_flow_info', { flow_id: VIDEO.id as string })).toBeUndefined();
     expect(one(m, 'mxl_fabric_flow_measured_grains_per_second', { flow_id: VIDEO.id as string })).toBeUndefined();

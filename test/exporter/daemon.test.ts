@@ -20,19 +20,19 @@ afterEach(async () => {
 });
 
 /** Advances rxe0's tx counters as `seconds` of traffic at the given rates. */
-function traffic(r: Running, state: { pkts: bigint; bytes: bigint }, pktsPerSecond: number, bytesPerSecond: number, seconds = 1): void {
+async function traffic(r: Running, state: { pkts: bigint; bytes: bigint }, pktsPerSecond: number, bytesPerSecond: number, seconds = 1): Promise<void> {
   state.pkts += BigInt(pktsPerSecond * seconds);
   state.bytes += BigInt(bytesPerSecond * seconds);
   r.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', state.pkts);
   r.fx.setNetdevStat('veth0', 'tx_bytes', state.bytes);
-  r.tick(seconds);
+  await r.tick(seconds);
 }
 
 describe('daemon over HTTP on fixture trees', () => {
   it('measures exact rates and zero drift when traffic matches the model', async () => {
     run = await startDaemon('rxe_6_1', RXE_CONFIG);
     const c = { pkts: 200n, bytes: 13_420_822n };
-    for (let i = 0; i < 3; i++) traffic(run, c, 60, 249_240);
+    for (let i = 0; i < 3; i++) await traffic(run, c, 60, 249_240);
     const m = await run.scrape();
     const port = { device: 'rxe0', port: '1', direction: 'tx' };
     expect(one(m, 'mxl_fabric_port_predicted_packets_per_second', port)).toBe(60);
@@ -55,7 +55,7 @@ describe('daemon over HTTP on fixture trees', () => {
   it('reports drift when the port carries 10 % more than predicted', async () => {
     run = await startDaemon('rxe_6_1', RXE_CONFIG);
     const c = { pkts: 0n, bytes: 0n };
-    for (let i = 0; i < 4; i++) traffic(run, c, 66, 274_164);
+    for (let i = 0; i < 4; i++) await traffic(run, c, 66, 274_164);
     const m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_drift_ratio', { device: 'rxe0', direction: 'tx', quantity: 'packets' })).toBeCloseTo(0.1, 12);
     expect(one(m, 'mxl_fabric_port_drift_ratio', { device: 'rxe0', direction: 'tx', quantity: 'bytes' })).toBeCloseTo(0.1, 12);
@@ -65,16 +65,16 @@ describe('daemon over HTTP on fixture trees', () => {
   it('a counter reset (driver reload) never gives a negative or huge rate, and totals stay monotonic', async () => {
     run = await startDaemon('rxe_6_1', RXE_CONFIG);
     const c = { pkts: 200n, bytes: 13_420_822n };
-    traffic(run, c, 60, 249_240);
-    traffic(run, c, 60, 249_240);
+    await traffic(run, c, 60, 249_240);
+    await traffic(run, c, 60, 249_240);
     const before = one(await run.scrape(), 'mxl_fabric_port_transmitted_packets_total', { source: 'sysfs_hw_counters' })!;
     c.pkts = 0n;
     c.bytes = 0n;
-    traffic(run, c, 60, 249_240); // counters restart near zero
+    await traffic(run, c, 60, 249_240); // counters restart near zero
     let m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { direction: 'tx', source: 'sysfs_hw_counters' })).toBe(60);
     expect(one(m, 'mxl_fabric_port_transmitted_packets_total', { source: 'sysfs_hw_counters' })).toBe(before);
-    traffic(run, c, 60, 249_240);
+    await traffic(run, c, 60, 249_240);
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { direction: 'tx', source: 'sysfs_hw_counters' })).toBe(60);
     expect(one(m, 'mxl_fabric_port_transmitted_packets_total', { source: 'sysfs_hw_counters' })).toBe(before + 60);
@@ -82,8 +82,8 @@ describe('daemon over HTTP on fixture trees', () => {
 
   it('a saturated 32-bit PMA counter has no rate and is flagged', async () => {
     run = await startDaemon('saturated', `ports: [{ device: mlx4_0, port: 1, mtu: 2048 }]\nflows: []\n`);
-    run.tick();
-    run.tick();
+    await run.tick();
+    await run.tick();
     const m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_stat_saturated', { device: 'mlx4_0', counter: 'port_xmit_data' })).toBe(1);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx4_0', direction: 'tx', source: 'sysfs_counters' })).toBeUndefined();
@@ -91,9 +91,9 @@ describe('daemon over HTTP on fixture trees', () => {
 
   it('a vanished device drops only its series; it comes back when re-added', async () => {
     run = await startDaemon('rxe_6_1', RXE_CONFIG);
-    run.tick();
+    await run.tick();
     run.fx.removeDevice('rxe0');
-    run.tick();
+    await run.tick();
     let m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(0);
     expect(series(m, 'mxl_fabric_port_info').size).toBe(0);
@@ -101,8 +101,8 @@ describe('daemon over HTTP on fixture trees', () => {
     expect(one(m, 'mxl_fabric_port_predicted_packets_per_second', { device: 'rxe0', direction: 'tx' })).toBeUndefined(); // mtu auto: unknown now
     expect(one(m, 'mxl_fabric_flow_info', { device: 'rxe0' })).toBe(1);
     run.fx.readdDevice('rxe0');
-    run.tick();
-    run.tick();
+    await run.tick();
+    await run.tick();
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(1);
     expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { direction: 'tx', source: 'sysfs_hw_counters' })).toBe(0);
@@ -112,7 +112,7 @@ describe('daemon over HTTP on fixture trees', () => {
   it('a port going down shows in port_up and port_info', async () => {
     run = await startDaemon('rxe_6_1', RXE_CONFIG);
     run.fx.setPortState('rxe0', 1, 'DOWN');
-    run.tick();
+    await run.tick();
     const m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(0);
     expect(one(m, 'mxl_fabric_port_info', { device: 'rxe0', state: 'DOWN' })).toBe(1);
@@ -120,8 +120,8 @@ describe('daemon over HTTP on fixture trees', () => {
 
   it('unreadable files fail only their own counters', async () => {
     run = await startDaemon('einval', 'flows: []\n', (fx) => fx.applyErrorInjections());
-    run.tick();
-    run.tick();
+    await run.tick();
+    await run.tick();
     const res = await run.get('/metrics');
     expect(res.status).toBe(200);
     const m = await run.scrape();

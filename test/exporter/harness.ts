@@ -15,8 +15,11 @@ export interface Running {
   readonly configFile: string;
   readonly base: string;
   readonly logs: string[];
-  /** Advance the monotonic clock by `seconds` and take one sample. */
-  tick(seconds?: number): void;
+  /**
+   * Advance the monotonic clock by `seconds` and take one sample (reads run on the bounded
+   * reader, so this is a promise; scrape() and get() wait for every tick asked for first).
+   */
+  tick(seconds?: number): Promise<void>;
   scrape(): Promise<Map<string, number>>;
   get(path: string, init?: RequestInit): Promise<Response>;
   stop(): Promise<void>;
@@ -50,10 +53,16 @@ export async function startDaemon(
     daemon, fx, configFile, base, logs,
     tick: (seconds = 1) => {
       now += BigInt(Math.round(seconds * 1e9));
-      daemon.sampleNow();
+      return daemon.sampleNow();
     },
-    scrape: async () => parseMetrics(await (await fetch(`${base}/metrics`)).text()),
-    get: (path, init) => fetch(`${base}${path}`, init),
+    scrape: async () => {
+      await daemon.settled();
+      return parseMetrics(await (await fetch(`${base}/metrics`)).text());
+    },
+    get: async (path, init) => {
+      await daemon.settled();
+      return fetch(`${base}${path}`, init);
+    },
     stop: async () => {
       await daemon.stop();
       fx.cleanup();

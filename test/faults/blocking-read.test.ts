@@ -10,7 +10,6 @@ import { BlockingSource, mkfifo } from './blocking-source.js';
 import { SysfsInventory, SysfsCountersSource, SysfsHwCountersSource } from '../../src/sources/sysfs/index.js';
 import { NetdevSource } from '../../src/sources/netdev.js';
 import { Sampler, defaultReadTimeoutMs } from '../../src/sampler/sampler.js';
-import { readPlanOf } from '../../src/sampler/offload.js';
 import { SysfsFixture } from '../fixtures/sysfs.js';
 
 const CONFIG = `
@@ -61,16 +60,16 @@ describe('a counter read that never returns', () => {
     const timeout = defaultReadTimeoutMs(1000);
     expect(startMs).toBeGreaterThanOrEqual(timeout);
     expect(startMs).toBeLessThan(timeout + 5000);
-    expect(run.logs.join('')).toMatch(/msg="counter read blocked; port skipped, retried with backoff" device=rxe1 port=1 error=ETIMEDOUT/);
+    expect(run.logs.join('')).toMatch(/msg="counter read blocked; port skipped until the read returns" device=rxe1 port=1 error=ETIMEDOUT/);
 
     let pkts = 1000n;
     run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
-    run.tick();
+    await run.tick();
     for (let i = 0; i < 5; i++) {
       pkts += 60n;
       run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
       const t = performance.now();
-      run.tick();
+      await run.tick();
       expect(performance.now() - t).toBeLessThan(timeout); // skipped, not waited for again
     }
     const res = await run.get('/metrics');
@@ -88,21 +87,23 @@ describe('a counter read that never returns', () => {
     expect(series(m, 'mxl_fabric_port_measured_packets_per_second', { device: 'rxe1' }).size).toBe(0);
     expect(one(m, 'mxl_fabric_exporter_read_timeouts_total')).toBe(1);
     expect(one(m, 'mxl_fabric_exporter_blocked_reader_threads')).toBe(1);
+    expect(one(m, 'mxl_fabric_exporter_reads_bounded')).toBe(1);
   });
 
-  it('abandons one worker, starts one replacement, and retries the port when its read returns', async () => {
+  it('gives up one thread, starts one replacement, and retries the port when its read returns', async () => {
     run = await start();
-    const reader = sampler(run).reader!;
+    const reader = sampler(run).reader;
     expect(reader.timeouts).toBe(1);
-    expect(reader.stuckWorkers).toBe(1);
-    expect(reader.workersStarted).toBe(2);
-    for (let i = 0; i < 5; i++) run.tick();
-    expect(reader.workersStarted).toBe(2); // skipping costs nothing
+    expect(reader.blockedThreads).toBe(1);
+    await run.tick();
+    expect(reader.threadStats()).toMatchObject({ started: 2, blocked: 1 }); // one replacement
+    for (let i = 0; i < 5; i++) await run.tick();
+    expect(reader.threadStats()?.started).toBe(2); // skipping costs nothing
 
-    blocking!.feed('41\n'); // the abandoned read returns (and its worker is terminated)
-    await waitFor(() => reader.stuckWorkers === 0);
+    blocking!.feed('41\n'); // the abandoned read returns (and its thread ends)
+    await waitFor(() => reader.blockedThreads === 0);
     blocking!.feed('42\n'); // what the retry will read
-    run.tick();
+    await run.tick();
     expect(reader.blockedGroups()).toEqual([]);
     const m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_stat_up', { device: 'rxe1', counter: 'port_xmit_wait' })).toBe(1);
@@ -111,16 +112,16 @@ describe('a counter read that never returns', () => {
     expect(run.logs.join('')).toContain('msg="counter reads answer again" device=rxe1');
   });
 
-  it('reads sysfs counter sets in the worker (FileCounterSet is offloaded, not read on the main thread)', () => {
+  it('reads every counter set on the native reader threads, none on the event loop', async () => {
     const fx = SysfsFixture.copy('mlx5_roce');
     try {
       const sysfs = { sysfsRoot: fx.root };
       const s = new Sampler({ inventory: new SysfsInventory(sysfs), sources: [new SysfsCountersSource(sysfs), new SysfsHwCountersSource(sysfs), new NetdevSource(sysfs)], intervalMs: 1000, windowMs: 4000 });
-      s.tick();
+      await s.tick();
       const sets = [...s.ports.values()].flatMap((p) => p.sets);
       expect(sets.map((x) => x.kind).sort()).toEqual(['netdev', 'sysfs_counters', 'sysfs_hw_counters']);
-      for (const set of sets) expect(readPlanOf(set)?.fds.length).toBe(set.counters.length);
-      expect(s.reader!.workersStarted).toBe(1);
+      expect(s.reader.mode).toBe('native');
+      expect(s.reader.threadStats()).toMatchObject({ started: 1, live: 1, blocked: 0 });
       s.stop();
     } finally {
       fx.cleanup();

@@ -6,15 +6,16 @@
  * both ends), and read(2) then sleeps in pipe_read() until someone writes, for as long as the
  * pipe stays empty, because this process itself holds a writer and EOF never comes. A FIFO
  * opened the way FileCounterSet opens files (O_RDONLY | O_NONBLOCK, pread) fails with ESPIPE
- * instead of blocking, which is why the source is test-only.
+ * instead of blocking, which is why the source is test-only. Its read is a `read` op (read(2),
+ * no offset) on the bounded reader, like any other set's.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { PortCounterSet } from '../../src/sources/types.js';
-import type { ReadPlan } from '../../src/sampler/reader.js';
+import type { PortCounterSet, SetRead } from '../../src/sources/types.js';
 import type { CounterSource, CounterSourceKind, CounterSpec, CounterValue, PortAttributes, PortRef } from '../../src/sources/types.js';
-import { parseCounterText } from '../../src/sources/sysfs/parse.js';
+import { parseCounterBytes } from '../../src/sources/sysfs/parse.js';
+import { type ReadProgram, answer, read } from '../../src/reads/program.js';
 
 export function mkfifo(file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -31,16 +32,17 @@ class FifoCounterSet implements PortCounterSet {
     this.fd = fs.openSync(fifo, fs.constants.O_RDWR);
   }
 
-  readPlan(): ReadPlan | undefined {
-    return this.closed ? undefined : { fds: [this.fd], position: null };
+  *reads(): ReadProgram<SetRead> {
+    if (this.closed) return { kind: 'values', counters: this.counters, values: [{ ok: false, error: 'closed' }] };
+    const r = yield* read([{ kind: 'read', fd: this.fd, max: 64 }]);
+    const v = r.ok(0) ? parseCounterBytes(r.bytes(0)) : undefined;
+    const value: CounterValue = v === undefined ? { ok: false, error: r.ok(0) ? 'not a counter' : r.error(0, 'read') } : { ok: true, value: v };
+    return { kind: 'values', counters: this.counters, values: [value] };
   }
 
-  /** The sampler's own thread would block here for good; only the worker may call it. */
+  /** This thread would block here for good; only the bounded reader may read it. */
   read(): CounterValue[] {
-    const buf = Buffer.alloc(64);
-    const n = fs.readSync(this.fd, buf, 0, 64, null);
-    const v = parseCounterText(buf.toString('utf8', 0, n));
-    return [v === undefined ? { ok: false, error: 'not a counter' } : { ok: true, value: v }];
+    throw new Error('FifoCounterSet.read() would block the test for good');
   }
 
   close(): void {
@@ -62,6 +64,10 @@ export class BlockingSource implements CounterSource {
     const set = new FifoCounterSet(this.kind, { device: attrs.device, port: attrs.port }, this.counter, this.fifo);
     this.sets.push(set);
     return set;
+  }
+
+  openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
+    return answer(this.open(attrs));
   }
 
   /** Lets one blocked read(2) return with `text`. */

@@ -38,7 +38,7 @@ async function traffic(r: Running, state: Record<string, bigint>, ticks: number,
       state[dev]! += 60n;
       if (fs.existsSync(r.fx.portPath(dev, 1, 'hw_counters'))) r.fx.setCounter(dev, 1, 'hw_counters', 'sent_pkts', state[dev]!);
     }
-    r.tick();
+    await r.tick();
     const res = await r.get('/metrics');
     expect(res.status).toBe(200);
     scrapes.push(await r.scrape());
@@ -122,8 +122,8 @@ describe('files that fail for real', () => {
       link('hw_counters', 'out_of_buffer', EACCES_FILE!);
       fx.setCounter('mlx5_0', 1, 'counters', 'symbol_error', 'N/A (no PMA)');
     });
-    run.tick();
-    run.tick();
+    await run.tick();
+    await run.tick();
     const m = await run.scrape();
     const up = (counter: string): number | undefined => one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_0', counter });
     expect(up('port_rcv_data')).toBe(0);
@@ -148,25 +148,25 @@ describe('counter width', () => {
     run = await startDaemon('mlx5_roce', 'sampling: { interval: 1s, window: 2s }\nports: [{ device: mlx5_0, port: 1, mtu: 4096 }]\nflows: []\n');
     const name = 'rx_write_requests';
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 4_294_967_290n);
-    run.tick();
+    await run.tick();
     const base = one(await run.scrape(), 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: name })!;
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 10n); // 2^32 - 6 -> 10: 16 requests
-    run.tick();
+    await run.tick();
     let m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: name })).toBe(base + 16);
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 4_294_967_295n); // all ones is a value here, not saturation
-    run.tick();
+    await run.tick();
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 0n);
-    run.tick();
+    await run.tick();
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: name })).toBe(base + 16 + 4_294_967_285 + 1);
     expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_0', counter: name })).toBe(1);
     // The 64-bit congestion counters of the same port going back are a reset, not a wrap.
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', 'np_cnp_sent', 5_000_000_000n);
-    run.tick();
+    await run.tick();
     const cnp = one(await run.scrape(), 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: 'np_cnp_sent' })!;
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', 'np_cnp_sent', 7n);
-    run.tick();
+    await run.tick();
     expect(one(await run.scrape(), 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: 'np_cnp_sent' })).toBe(cnp);
   });
 });

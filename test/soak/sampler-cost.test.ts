@@ -1,18 +1,20 @@
-/** Bounded reads must not make the common path much slower (figures: npx vite-node test/soak/sampler-cost.ts). */
+/**
+ * Both executors read the same: 32 ports through the native reader threads and on the sampler's
+ * thread give the same counters and values. How fast is the benchmark's business (npm run bench),
+ * never a timed test's.
+ */
 import { describe, it, expect } from 'vitest';
 import { fixture32, measure } from './sampler-cost.js';
 
-describe('sampler cost on 32 ports', () => {
-  it('reads in the worker cost about what reads on the sampler thread cost', () => {
+describe('sampler on 32 ports', () => {
+  it('reads the same counters and values on the reader threads as on its own thread', async () => {
     const fx = fixture32();
     try {
-      const direct = measure(fx, 'direct', 60);
-      const worker = measure(fx, 'worker', 60);
-      console.log(`sampler cost: ${JSON.stringify(direct)} ${JSON.stringify(worker)}`);
-      expect(worker.counters).toBe(direct.counters);
-      expect(worker.ports).toBe(32);
-      // Generous: the suite runs test files in parallel on small CI machines.
-      expect(worker.meanTickMs).toBeLessThan(direct.meanTickMs * 2 + 5);
+      const direct = await measure(fx, 'direct', 20);
+      const native = await measure(fx, 'native', 20);
+      expect(native.ports).toBe(32);
+      expect(native.counters).toBe(direct.counters);
+      expect(native.totals).toEqual(direct.totals);
     } finally {
       fx.cleanup();
     }

@@ -26,7 +26,7 @@ function values(set: PortCounterSet): Record<string, bigint | string> {
   const read = set.read();
   return Object.fromEntries(set.counters.map((c, i) => {
     const v = read[i];
-    return [c.name, v === undefined ? 'missing' : v.ok ? v.value : v.error];
+    return [c.name, v === undefined ? 'missing' : v.ok ? BigInt(v.value) : v.error];
   }));
 }
 

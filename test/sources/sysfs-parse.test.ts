@@ -67,10 +67,13 @@ describe('roceActiveMtu', () => {
 });
 
 describe('parseCounterText', () => {
-  it('parses decimal text into bigint, full u64 range', () => {
-    expect(parseCounterText('123\n')).toBe(123n);
-    expect(parseCounterText('0')).toBe(0n);
+  it('parses decimal text: exact numbers below 2^53, bigint above, full u64 range', () => {
+    expect(parseCounterText('123\n')).toBe(123);
+    expect(parseCounterText('0')).toBe(0);
+    expect(parseCounterText('9007199254740991')).toBe(2 ** 53 - 1); // the largest exact number
+    expect(parseCounterText('9007199254740992')).toBe(2n ** 53n);
     expect(parseCounterText('18446744073709551615\n')).toBe(18446744073709551615n);
+    expect(parseCounterText('99999999999999999999')).toBe(99999999999999999999n); // 20 digits, as before
   });
 
   it('refuses anything else', () => {

@@ -20,6 +20,7 @@ import {
 import { type NlMessage, NetlinkDecodeError, decodeMessages } from './codec.js';
 import { type Libc, NativeLoadError, errorText, loadLibc } from '../../ffi/libc.js';
 import { ReplyCollector } from './rdma.js';
+import { type ReadProgram, read } from '../../reads/program.js';
 
 const LE = endianness() === 'LE';
 
@@ -146,6 +147,11 @@ export class RdmaNetlinkSocket {
       const errno = libc.errno();
       return new NetlinkUnavailable('socket-error', errno, `bind(NETLINK_RDMA) failed with ${errnoName(errno)}`);
     }
+    // Connected to the kernel, so the reader thread can send(2) without an address.
+    if (libc.connect(fd, kernelSockaddr()) < 0) {
+      const errno = libc.errno();
+      return new NetlinkUnavailable('socket-error', errno, `connect(NETLINK_RDMA) failed with ${errnoName(errno)}`);
+    }
     if (libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, timeval(timeoutMs)) < 0) {
       const errno = libc.errno();
       return new NetlinkUnavailable('socket-error', errno, `setsockopt(SO_RCVTIMEO) failed with ${errnoName(errno)}`);
@@ -180,6 +186,50 @@ export class RdmaNetlinkSocket {
         if (e instanceof NetlinkDecodeError) throw new NetlinkRequestError(what, undefined, undefined, e.message);
         throw e;
       }
+    }
+    if (collector.error !== undefined) {
+      const { errno, extAck } = collector.error;
+      throw new NetlinkRequestError(what, errno, extAck, `kernel answered ${errnoName(errno)}`);
+    }
+    return { messages: collector.data, raw };
+  }
+
+  /**
+   * request() as a read program: send and the first recv in one batch, then one recv a round
+   * until the answer is complete. SO_RCVTIMEO still bounds each recv.
+   */
+  *requestReads(what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer> {
+    if (this.closed) throw new NetlinkRequestError(what, undefined, undefined, 'socket is closed');
+    const collector = new ReplyCollector(seq);
+    const raw: Uint8Array[] = [];
+    let r = yield* read([{ kind: 'send', fd: this.fd, bytes }, { kind: 'recv', fd: this.fd, max: RECV_BUFFER_BYTES }]);
+    const sent = r.status(0);
+    if (sent !== bytes.length) {
+      const detail = sent < 0 ? `sendto failed with ${errnoName(-sent)}` : `short send ${sent}/${bytes.length}`;
+      throw new NetlinkRequestError(what, sent < 0 ? -sent : undefined, undefined, detail);
+    }
+    let at = 1;
+    for (;;) {
+      const n = r.status(at);
+      if (n < 0) {
+        const detail = -n === ERRNO.EAGAIN ? 'timed out waiting for the kernel' : `recv failed with ${errnoName(-n)}`;
+        throw new NetlinkRequestError(what, -n, undefined, detail);
+      }
+      if (n > RECV_BUFFER_BYTES) throw new NetlinkRequestError(what, undefined, undefined, `answer of ${n} bytes exceeds ${RECV_BUFFER_BYTES}`);
+      const chunk = Uint8Array.prototype.slice.call(r.bytes(at));
+      raw.push(chunk);
+      try {
+        collector.feed(decodeMessages(chunk));
+      } catch (e) {
+        if (e instanceof NetlinkDecodeError) throw new NetlinkRequestError(what, undefined, undefined, e.message);
+        throw e;
+      }
+      if (collector.done) break;
+      if (raw.length >= MAX_DATAGRAMS_PER_ANSWER) {
+        throw new NetlinkRequestError(what, undefined, undefined, `no end of answer after ${raw.length} datagrams`);
+      }
+      r = yield* read([{ kind: 'recv', fd: this.fd, max: RECV_BUFFER_BYTES }]);
+      at = 0;
     }
     if (collector.error !== undefined) {
       const { errno, extAck } = collector.error;

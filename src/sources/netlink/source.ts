@@ -1,8 +1,14 @@
 /**
- * CounterSource over RDMA netlink: one RDMA_NLDEV_CMD_STAT_GET per port per read(), returning
- * every hw counter the kernel reports for the port, optional ones included.
+ * CounterSource over RDMA netlink: one RDMA_NLDEV_CMD_STAT_GET per port per read, returning
+ * every hw counter the kernel reports for the port, optional ones included. A port's set follows
+ * the kernel's list: counters an operator enables later (`rdma statistic set link ...
+ * optional-counters ...`) join it on the read that first reports them, disabled ones leave it.
  */
-import { type CounterSource, type CounterSpec, type CounterValue, type PortAttributes, type PortCounterSet, type PortRef, portKey } from '../types.js';
+import {
+  type CounterSource, type CounterSourceKind, type CounterSpec, type CounterValue, type PortAttributes, type PortCounterSet, type PortRef, type SetRead,
+  portKey, valuesOf,
+} from '../types.js';
+import { type ReadProgram, runSync } from '../../reads/program.js';
 import { netlinkCounterSpec } from './counters.js';
 import {
   type RdmaDeviceInfo,
@@ -26,7 +32,15 @@ import {
 export interface NetlinkTransport {
   nextSeq(): number;
   request(what: string, bytes: Uint8Array, seq: number): NetlinkAnswer;
+  /** request() as a read program (the socket's send and recv on the bounded reader); request() when absent. */
+  requestReads?(what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer>;
   close(): void;
+}
+
+/** The transport's request as a read program; throws NetlinkRequestError where request() would. */
+function* requestOf(t: NetlinkTransport, what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer> {
+  if (t.requestReads) return yield* t.requestReads(what, bytes, seq);
+  return t.request(what, bytes, seq);
 }
 
 export type NetlinkSourceOpenResult =
@@ -44,6 +58,8 @@ export interface CounterSetChange {
 
 export class NetlinkCounterSource implements CounterSource {
   readonly kind = 'netlink' as const;
+  /** STAT_GET reports what a port's hw_counters/ directory shows (rdma_hw_stats), and more. */
+  readonly covers: readonly CounterSourceKind[] = ['sysfs_hw_counters'];
   private deviceIndexes = new Map<string, number>();
   private closed = false;
   /** Why the last open() returned undefined, for the caller to log once. */
@@ -60,8 +76,12 @@ export class NetlinkCounterSource implements CounterSource {
 
   /** All RDMA devices the kernel lists (RDMA_NLDEV_CMD_GET dump). */
   listDevices(): RdmaDeviceInfo[] {
+    return runSync(this.listDeviceReads());
+  }
+
+  *listDeviceReads(): ReadProgram<RdmaDeviceInfo[]> {
     const seq = this.transport.nextSeq();
-    const answer = this.transport.request('RDMA_NLDEV_CMD_GET dump', buildDeviceDumpRequest(seq), seq);
+    const answer = yield* requestOf(this.transport, 'RDMA_NLDEV_CMD_GET dump', buildDeviceDumpRequest(seq), seq);
     const devices = answer.messages.map(decodeDeviceInfo);
     this.deviceIndexes = new Map(devices.map((d) => [d.name, d.index]));
     return devices;
@@ -69,9 +89,13 @@ export class NetlinkCounterSource implements CounterSource {
 
   /** One STAT_GET round trip for (device index, port). Throws NetlinkRequestError. */
   statGet(devIndex: number, port: number, label: string): { reply: StatGetReply; answer: NetlinkAnswer } {
+    return runSync(this.statGetReads(devIndex, port, label));
+  }
+
+  *statGetReads(devIndex: number, port: number, label: string): ReadProgram<{ reply: StatGetReply; answer: NetlinkAnswer }> {
     const seq = this.transport.nextSeq();
     const what = `RDMA_NLDEV_CMD_STAT_GET ${label} (device index ${devIndex})`;
-    const answer = this.transport.request(what, buildStatGetRequest(seq, devIndex, port), seq);
+    const answer = yield* requestOf(this.transport, what, buildStatGetRequest(seq, devIndex, port), seq);
     const first = answer.messages[0];
     if (answer.messages.length !== 1 || first === undefined) {
       throw new NetlinkRequestError(what, undefined, undefined, `expected 1 reply message, got ${answer.messages.length}`);
@@ -84,18 +108,26 @@ export class NetlinkCounterSource implements CounterSource {
     }
   }
 
-  open(attrs: PortAttributes): PortCounterSet | undefined {
-    const result = this.openPort(attrs);
+  *openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
+    const result = yield* this.openPortReads(attrs);
     this.lastOpenError = result.ok ? undefined : result.error;
     return result.ok ? result.set : undefined;
   }
 
+  open(attrs: PortAttributes): PortCounterSet | undefined {
+    return runSync(this.openReads(attrs));
+  }
+
   /** Like open(), but says why a port has no netlink counters. */
   openPort(ref: PortRef): PortOpenResult {
+    return runSync(this.openPortReads(ref));
+  }
+
+  *openPortReads(ref: PortRef): ReadProgram<PortOpenResult> {
     if (this.closed) return { ok: false, error: new NetlinkRequestError(portKey(ref), undefined, undefined, 'source is closed') };
     const cached = this.deviceIndexes.has(ref.device);
     try {
-      return { ok: true, set: this.discover(ref) };
+      return { ok: true, set: yield* this.discover(ref) };
     } catch (e) {
       if (!(e instanceof NetlinkRequestError)) throw e;
       if (!cached || e.errno === ERRNO.EPERM || e.errno === ERRNO.EACCES) return { ok: false, error: asUnavailableIfDenied(e) };
@@ -103,25 +135,25 @@ export class NetlinkCounterSource implements CounterSource {
     // The cached index may be stale (device deleted and re-added): list devices once more.
     this.deviceIndexes.delete(ref.device);
     try {
-      return { ok: true, set: this.discover(ref) };
+      return { ok: true, set: yield* this.discover(ref) };
     } catch (e) {
       if (e instanceof NetlinkRequestError) return { ok: false, error: asUnavailableIfDenied(e) };
       throw e;
     }
   }
 
-  private discover(ref: PortRef): NetlinkPortCounterSet {
-    const devIndex = this.deviceIndex(ref.device);
-    const { reply } = this.statGet(devIndex, ref.port, portKey(ref));
+  private *discover(ref: PortRef): ReadProgram<NetlinkPortCounterSet> {
+    const devIndex = yield* this.deviceIndex(ref.device);
+    const { reply } = yield* this.statGetReads(devIndex, ref.port, portKey(ref));
     checkIdentity(reply, ref);
     const specs = reply.counters.map((c) => netlinkCounterSpec(c.name));
     return new NetlinkPortCounterSet(this, { device: ref.device, port: ref.port }, devIndex, specs);
   }
 
-  private deviceIndex(device: string): number {
+  private *deviceIndex(device: string): ReadProgram<number> {
     let index = this.deviceIndexes.get(device);
     if (index === undefined) {
-      this.listDevices();
+      yield* this.listDeviceReads();
       index = this.deviceIndexes.get(device);
     }
     if (index === undefined) {
@@ -164,14 +196,15 @@ export class NetlinkPortCounterSet implements PortCounterSet {
     private readonly source: NetlinkCounterSource,
     readonly port: PortRef,
     readonly devIndex: number,
-    readonly counters: readonly CounterSpec[],
+    /** The kernel's list as of the last read. */
+    public counters: readonly CounterSpec[],
   ) {}
 
-  read(): CounterValue[] {
+  *reads(): ReadProgram<SetRead> {
     if (this.closed) return this.allFailed('counter set is closed');
     let reply: StatGetReply;
     try {
-      reply = this.source.statGet(this.devIndex, this.port.port, portKey(this.port)).reply;
+      reply = (yield* this.source.statGetReads(this.devIndex, this.port.port, portKey(this.port))).reply;
       checkIdentity(reply, this.port);
     } catch (e) {
       if (e instanceof NetlinkRequestError) return this.allFailed(e.message);
@@ -180,26 +213,29 @@ export class NetlinkPortCounterSet implements PortCounterSet {
     return this.match(reply);
   }
 
-  /** Names added or removed since open(), as of the last read(); re-open when defined. */
+  read(): CounterValue[] {
+    return valuesOf(runSync(this.reads()), this.counters.length);
+  }
+
+  /** Names the last read added to or removed from the set (undefined: the same list as before). */
   counterSetChange(): CounterSetChange | undefined {
     return this.change;
   }
 
-  private match(reply: StatGetReply): CounterValue[] {
-    const values = new Map(reply.counters.map((c) => [c.name, c.value]));
-    const known = new Set(this.counters.map((c) => c.name));
+  /** Values in the kernel's order; the set's list follows it (series are matched by name). */
+  private match(reply: StatGetReply): SetRead {
+    const known = new Map(this.counters.map((c) => [c.name, c]));
+    const reported = new Set(reply.counters.map((c) => c.name));
     const added = reply.counters.map((c) => c.name).filter((n) => !known.has(n));
-    const removed = this.counters.map((c) => c.name).filter((n) => !values.has(n));
+    const removed = this.counters.map((c) => c.name).filter((n) => !reported.has(n));
     this.change = added.length === 0 && removed.length === 0 ? undefined : { added, removed };
-    return this.counters.map((spec): CounterValue => {
-      const value = values.get(spec.name);
-      if (value !== undefined) return { ok: true, value };
-      return { ok: false, error: `${portKey(this.port)} ${spec.name}: no longer reported over netlink (counter set changed; re-open)` };
-    });
+    const sameOrder = reply.counters.length === this.counters.length && reply.counters.every((c, i) => c.name === this.counters[i]!.name);
+    if (!sameOrder) this.counters = reply.counters.map((c) => known.get(c.name) ?? netlinkCounterSpec(c.name));
+    return { kind: 'values', counters: this.counters, values: reply.counters.map((c): CounterValue => ({ ok: true, value: c.value })) };
   }
 
-  private allFailed(error: string): CounterValue[] {
-    return this.counters.map(() => ({ ok: false, error }));
+  private allFailed(error: string): SetRead {
+    return { kind: 'values', counters: this.counters, values: this.counters.map(() => ({ ok: false, error })) };
   }
 
   close(): void {

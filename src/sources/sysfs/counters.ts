@@ -7,6 +7,7 @@
  */
 import * as path from 'node:path';
 import type {
+  CounterNumber,
   CounterMeaning,
   CounterSource,
   CounterSourceKind,
@@ -14,10 +15,11 @@ import type {
   PortAttributes,
   PortCounterSet,
 } from '../types.js';
-import { detectDriver, type RdmaDriver } from './driver.js';
+import { driverReads, type RdmaDriver } from './driver.js';
 import { type CounterFile, FileCounterSet } from './fileset.js';
-import { parseCounterText } from './parse.js';
-import { ibPortDir, isDirectory, isSafeName, listDir, readText, resolveRoot, type SysfsOptions } from './paths.js';
+import { parseCounterBytes } from './parse.js';
+import { DIR_READ_BYTES, ibPortDir, isSafeName, resolveRoot, type SysfsOptions } from './paths.js';
+import { type ReadProgram, answer, read, runSync } from '../../reads/program.js';
 
 // ---------------------------------------------------------------------------------------------
 // counters/ (PMA)
@@ -50,7 +52,7 @@ const PMA_MEANINGS: Readonly<Record<string, CounterMeaning>> = {
  */
 const PMA_WIDE_CAPABLE = ['port_xmit_data', 'port_rcv_data', 'port_xmit_packets', 'port_rcv_packets'];
 const PMA_EXT_ONLY = ['unicast_xmit_packets', 'unicast_rcv_packets', 'multicast_xmit_packets', 'multicast_rcv_packets'];
-const U32_MAX = 0xffff_ffffn;
+const U32_MAX = 0xffff_ffff;
 
 /** Which PMA attribute group the kernel created, inferred from the files it left us. */
 export type PmaWidth = 'ext' | 'noietf' | 'legacy32';
@@ -61,10 +63,19 @@ export type PmaWidth = 'ext' | 'noietf' | 'legacy32';
  * file names; a value above 2^32-1 can only come from the 64-bit one, otherwise assume 32-bit
  * (the conservative reading: a saturated value is flagged rather than trusted).
  */
-export function detectPmaWidth(names: readonly string[], readValue: (name: string) => bigint | undefined): PmaWidth {
+export function detectPmaWidth(names: readonly string[], readValue: (name: string) => CounterNumber | undefined): PmaWidth {
   if (PMA_EXT_ONLY.some((n) => names.includes(n))) return 'ext';
-  const wide = PMA_WIDE_CAPABLE.some((n) => (readValue(n) ?? 0n) > U32_MAX);
+  const wide = PMA_WIDE_CAPABLE.some((n) => (readValue(n) ?? 0) > U32_MAX);
   return wide ? 'noietf' : 'legacy32';
+}
+
+/** detectPmaWidth() with the values read in one batch (none when the ext-only files say it). */
+function* pmaWidthReads(dir: string, names: readonly string[]): ReadProgram<PmaWidth> {
+  if (PMA_EXT_ONLY.some((n) => names.includes(n))) return 'ext';
+  const wide = PMA_WIDE_CAPABLE.filter((n) => names.includes(n));
+  const r = yield* read(wide.map((n) => ({ kind: 'readFile' as const, path: path.join(dir, n), max: 32 })));
+  const values = new Map(wide.map((n, i) => [n, r.ok(i) ? parseCounterBytes(r.bytes(i)) : undefined]));
+  return detectPmaWidth(names, (n) => values.get(n));
 }
 
 export function pmaCounterSpec(name: string, width: PmaWidth): CounterSpec {
@@ -148,22 +159,13 @@ abstract class PortDirSource implements CounterSource {
     this.root = resolveRoot(options);
   }
 
-  open(attrs: PortAttributes): PortCounterSet | undefined {
+  openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
     const portDir = this.portDir(attrs);
-    if (portDir === undefined) return undefined;
-    const dir = path.join(portDir, this.subdir);
-    if (!isDirectory(dir)) return undefined;
-    const names = listDir(dir).filter((n) => isSafeName(n) && !HW_NOT_COUNTERS.has(n));
-    if (names.length === 0) return undefined;
-    const files: CounterFile[] = this.specs(attrs, dir, names).map((spec) => ({
-      spec,
-      file: path.join(dir, spec.name),
-    }));
-    const set = new FileCounterSet(this.kind, { device: attrs.device, port: attrs.port }, files, portDir, (s) =>
-      this.sets.delete(s),
-    );
-    this.sets.add(set);
-    return set;
+    return portDir === undefined ? answer(undefined) : this.openDir(attrs, portDir);
+  }
+
+  open(attrs: PortAttributes): PortCounterSet | undefined {
+    return runSync(this.openReads(attrs));
   }
 
   close(): void {
@@ -171,7 +173,20 @@ abstract class PortDirSource implements CounterSource {
   }
 
   protected abstract readonly subdir: string;
-  protected abstract specs(attrs: PortAttributes, dir: string, names: readonly string[]): CounterSpec[];
+  protected abstract specReads(attrs: PortAttributes, dir: string, names: readonly string[]): ReadProgram<CounterSpec[]>;
+
+  private *openDir(attrs: PortAttributes, portDir: string): ReadProgram<PortCounterSet | undefined> {
+    const dir = path.join(portDir, this.subdir);
+    const listing = yield* read([{ kind: 'readDir', path: dir, max: DIR_READ_BYTES }]);
+    const names = (listing.names(0) ?? []).filter((n) => isSafeName(n) && !HW_NOT_COUNTERS.has(n)).sort();
+    if (names.length === 0) return undefined;
+    const specs = yield* this.specReads(attrs, dir, names);
+    const files: CounterFile[] = specs.map((spec) => ({ spec, file: path.join(dir, spec.name) }));
+    const port = { device: attrs.device, port: attrs.port };
+    const set = yield* FileCounterSet.openReads(this.kind, port, files, portDir, (s) => this.sets.delete(s));
+    this.sets.add(set);
+    return set;
+  }
 
   private portDir(attrs: PortAttributes): string | undefined {
     try {
@@ -186,12 +201,8 @@ export class SysfsCountersSource extends PortDirSource {
   readonly kind = 'sysfs_counters' as const;
   protected readonly subdir = 'counters';
 
-  protected specs(_attrs: PortAttributes, dir: string, names: readonly string[]): CounterSpec[] {
-    const readValue = (n: string): bigint | undefined => {
-      const text = readText(path.join(dir, n));
-      return text === undefined ? undefined : parseCounterText(text);
-    };
-    const width = detectPmaWidth(names, readValue);
+  protected *specReads(_attrs: PortAttributes, dir: string, names: readonly string[]): ReadProgram<CounterSpec[]> {
+    const width = yield* pmaWidthReads(dir, names);
     return names.map((n) => pmaCounterSpec(n, width));
   }
 }
@@ -200,8 +211,8 @@ export class SysfsHwCountersSource extends PortDirSource {
   readonly kind = 'sysfs_hw_counters' as const;
   protected readonly subdir = 'hw_counters';
 
-  protected specs(attrs: PortAttributes, _dir: string, names: readonly string[]): CounterSpec[] {
-    const driver = detectDriver(this.root, attrs.device, names);
+  protected *specReads(attrs: PortAttributes, _dir: string, names: readonly string[]): ReadProgram<CounterSpec[]> {
+    const driver = yield* driverReads(this.root, attrs.device, names);
     return names.map((n) => hwCounterSpec(driver, n));
   }
 }

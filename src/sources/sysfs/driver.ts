@@ -2,9 +2,9 @@
  * Which kernel driver owns an RDMA device, as far as sysfs can tell. The answer picks
  * counter widths and meanings (counters.ts) and the RoCE MTU rule (parse.ts).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ibDeviceDir } from './paths.js';
+import { type ReadProgram, answer, read, runSync } from '../../reads/program.js';
 
 export type RdmaDriver = 'mlx5' | 'mlx4' | 'bnxt_re' | 'rxe' | 'unknown';
 
@@ -23,26 +23,36 @@ const NAME_PREFIXES: ReadonlyArray<readonly [RegExp, RdmaDriver]> = [
   [/^rxe/, 'rxe'],
 ];
 
-export function detectDriver(root: string, device: string, hwCounterNames: readonly string[] = []): RdmaDriver {
+export function driverReads(root: string, device: string, hwCounterNames: readonly string[] = []): ReadProgram<RdmaDriver> {
   let dir: string;
   try {
     dir = ibDeviceDir(root, device);
   } catch {
-    return 'unknown';
+    return answer('unknown');
   }
+  return fromDevice(dir, device, hwCounterNames);
+}
+
+function* fromDevice(dir: string, device: string, hwCounterNames: readonly string[]): ReadProgram<RdmaDriver> {
+  const r = yield* read([
+    { kind: 'stat', path: path.join(dir, 'parent') },
+    { kind: 'readLink', path: path.join(dir, 'device', 'driver') },
+  ]);
   // Only rxe registers a device-level `parent` attribute (parent_show/DEVICE_ATTR_RO(parent) in
   // drivers/infiniband/sw/rxe/rxe_verbs.c). Check it first: rxe's `device` link points at the
   // netdev's parent, so an rxe on a ConnectX netdev would otherwise look like mlx5.
-  if (fs.existsSync(path.join(dir, 'parent'))) return 'rxe';
-  return fromDriverLink(dir) ?? fromName(device) ?? fromCounters(hwCounterNames);
+  return driverFrom(r.ok(0), r.text(1), device, hwCounterNames);
 }
 
-function fromDriverLink(dir: string): RdmaDriver | undefined {
-  try {
-    return PCI_DRIVERS[path.basename(fs.readlinkSync(path.join(dir, 'device', 'driver')))];
-  } catch {
-    return undefined;
-  }
+/** The decision, from whether `parent` exists and where `device/driver` points. */
+export function driverFrom(hasParent: boolean, driverLink: string | undefined, device: string, hwCounterNames: readonly string[]): RdmaDriver {
+  if (hasParent) return 'rxe';
+  const fromLink = driverLink === undefined ? undefined : PCI_DRIVERS[path.basename(driverLink)];
+  return fromLink ?? fromName(device) ?? fromCounters(hwCounterNames);
+}
+
+export function detectDriver(root: string, device: string, hwCounterNames: readonly string[] = []): RdmaDriver {
+  return runSync(driverReads(root, device, hwCounterNames));
 }
 
 function fromName(device: string): RdmaDriver | undefined {

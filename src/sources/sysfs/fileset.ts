@@ -1,11 +1,16 @@
 /**
  * A PortCounterSet over a list of sysfs files: each file is opened once and re-read with a
- * positioned read at offset 0, which makes kernfs call the attribute's show() again.
+ * positioned read at offset 0, which makes kernfs call the attribute's show() again. A read is
+ * one batch: a stat of the directory whose disappearance (or re-creation) means the port is gone,
+ * then one pread per file; the text is parsed where it lands (parseCounterBytes).
  */
-import * as fs from 'node:fs';
-import type { CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef, ReadPlan } from '../types.js';
-import { parseCounterText } from './parse.js';
-import { errorCode } from './paths.js';
+import { closeSync } from 'node:fs';
+import { constants as fsConstants } from 'node:fs';
+import type { CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef, SetRead } from '../types.js';
+import { valuesOf } from '../types.js';
+import { type Op, OpBatch, isDirectoryMode } from '../../reads/ops.js';
+import { type ReadProgram, read, runSync } from '../../reads/program.js';
+import { parseCounterBytes } from './parse.js';
 
 export interface CounterFile {
   readonly spec: CounterSpec;
@@ -16,9 +21,9 @@ export interface CounterFile {
  * O_NONBLOCK keeps a FIFO (or any odd file under a misconfigured root) from blocking the
  * sampler in open(); kernfs ignores the flag for regular attributes.
  */
-const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
-/** Longest valid text is a u64 plus newline (21 bytes); leave room for "N/A (no PMA)". */
-const READ_BYTES = 64;
+const OPEN_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK;
+/** Longest valid text is a u64 plus newline (21 bytes); "N/A (no PMA)" fits too. */
+export const COUNTER_READ_BYTES = 32;
 
 type Handle = { readonly fd: number } | { readonly openError: string };
 
@@ -29,37 +34,75 @@ interface DirIdentity {
 
 export class FileCounterSet implements PortCounterSet {
   readonly counters: readonly CounterSpec[];
-  private readonly handles: Handle[];
-  private readonly files: readonly CounterFile[];
-  private readonly identity: DirIdentity | undefined;
-  private readonly buf = Buffer.alloc(READ_BYTES);
+  private readonly batch: OpBatch;
+  /** Index of each counter's pread in the batch, or -1 when its open failed. */
+  private readonly opIndex: readonly number[];
   private closed = false;
 
-  /** `watchDir` is the directory whose disappearance (or replacement) means the port is gone. */
-  constructor(
+  private constructor(
     readonly kind: CounterSourceKind,
     readonly port: PortRef,
     files: readonly CounterFile[],
-    private readonly watchDir: string,
+    private readonly handles: readonly Handle[],
+    /** The directory whose disappearance (or replacement) means the port is gone. */
+    readonly watchDir: string,
+    private readonly identity: DirIdentity | undefined,
     private readonly onClose?: (set: FileCounterSet) => void,
   ) {
-    this.files = files;
     this.counters = files.map((f) => f.spec);
-    this.identity = dirIdentity(watchDir);
-    this.handles = files.map((f) => openHandle(f.file));
+    const ops: Op[] = [{ kind: 'stat', path: watchDir }];
+    this.opIndex = handles.map((h) => ('fd' in h ? ops.push({ kind: 'pread', fd: h.fd, offset: 0, max: COUNTER_READ_BYTES }) - 1 : -1));
+    this.batch = new OpBatch(ops);
+  }
+
+  /** Opens every file (one batch: the directory's identity and one open per file). */
+  static *openReads(
+    kind: CounterSourceKind,
+    port: PortRef,
+    files: readonly CounterFile[],
+    watchDir: string,
+    onClose?: (set: FileCounterSet) => void,
+  ): ReadProgram<FileCounterSet> {
+    const r = yield* read([{ kind: 'stat', path: watchDir }, ...files.map((f): Op => ({ kind: 'open', path: f.file, flags: OPEN_FLAGS }))]);
+    const st = r.stat(0);
+    const identity = st && isDirectoryMode(st.mode) ? { dev: st.dev, ino: st.ino } : undefined;
+    const handles = files.map((_, i): Handle => (r.ok(i + 1) ? { fd: r.status(i + 1) } : { openError: r.error(i + 1, 'open') }));
+    return new FileCounterSet(kind, port, files, handles, watchDir, identity, onClose);
+  }
+
+  static open(kind: CounterSourceKind, port: PortRef, files: readonly CounterFile[], watchDir: string, onClose?: (set: FileCounterSet) => void): FileCounterSet {
+    return runSync(FileCounterSet.openReads(kind, port, files, watchDir, onClose));
+  }
+
+  *reads(): ReadProgram<SetRead> {
+    if (this.closed) return { kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) };
+    const r = yield this.batch;
+    // One stat per read: an fd on a deleted regular file keeps returning its old content, and
+    // a re-created directory means the fds point at the old files. (Real sysfs answers ENODEV
+    // on orphaned attributes too; the fixtures are regular files and need this check.)
+    const st = r.stat(0);
+    if (st === undefined || !isDirectoryMode(st.mode)) return { kind: 'gone', reason: 'vanished', dir: this.watchDir };
+    if (this.identity && (st.dev !== this.identity.dev || st.ino !== this.identity.ino)) {
+      return { kind: 'gone', reason: 'recreated', dir: this.watchDir };
+    }
+    const values = new Array<CounterValue>(this.handles.length);
+    for (let i = 0; i < values.length; i++) {
+      const h = this.handles[i]!;
+      const k = this.opIndex[i]!;
+      if (k < 0) values[i] = { ok: false, error: (h as { openError: string }).openError };
+      else if (!r.ok(k)) values[i] = { ok: false, error: r.error(k, 'read') };
+      else {
+        const s = r.start(k);
+        const e = r.end(k);
+        const value = parseCounterBytes(r.out, s, e);
+        values[i] = value === undefined ? { ok: false, error: `not a counter: ${JSON.stringify(r.out.toString('utf8', s, e).trim())}` } : { ok: true, value };
+      }
+    }
+    return { kind: 'values', counters: this.counters, values };
   }
 
   read(): CounterValue[] {
-    if (this.closed) return this.files.map(() => ({ ok: false, error: 'closed' }));
-    const gone = this.vanished();
-    if (gone !== undefined) return this.files.map(() => ({ ok: false, error: gone }));
-    return this.handles.map((h) => this.readOne(h));
-  }
-
-  readPlan(): ReadPlan | undefined {
-    if (this.closed) return undefined;
-    const watch = this.identity ? { dir: this.watchDir, dev: this.identity.dev, ino: this.identity.ino } : { dir: this.watchDir };
-    return { watch, fds: this.handles.map((h) => ('fd' in h ? h.fd : h.openError)), position: 0 };
+    return valuesOf(runSync(this.reads()), this.counters.length);
   }
 
   close(): void {
@@ -70,56 +113,13 @@ export class FileCounterSet implements PortCounterSet {
     }
     this.onClose?.(this);
   }
-
-  /**
-   * One stat per read(): an fd on a deleted regular file keeps returning its old content, and
-   * a re-created directory means the fds point at the old files. (Real sysfs answers ENODEV on
-   * orphaned attributes too; the fixtures are regular files and need this check.)
-   */
-  private vanished(): string | undefined {
-    const now = dirIdentity(this.watchDir);
-    if (now === undefined) return `ENOENT: ${this.watchDir} vanished`;
-    if (this.identity && (now.dev !== this.identity.dev || now.ino !== this.identity.ino)) {
-      return `ESTALE: ${this.watchDir} was re-created; reopen`;
-    }
-    return undefined;
-  }
-
-  private readOne(h: Handle): CounterValue {
-    if ('openError' in h) return { ok: false, error: h.openError };
-    let n: number;
-    try {
-      n = fs.readSync(h.fd, this.buf, 0, READ_BYTES, 0);
-    } catch (err) {
-      return { ok: false, error: `${errorCode(err)}: read` };
-    }
-    const text = this.buf.toString('utf8', 0, n);
-    const value = parseCounterText(text);
-    if (value === undefined) return { ok: false, error: `not a counter: ${JSON.stringify(text.trim())}` };
-    return { ok: true, value };
-  }
 }
 
-function openHandle(file: string): Handle {
-  try {
-    return { fd: fs.openSync(file, OPEN_FLAGS) };
-  } catch (err) {
-    return { openError: `${errorCode(err)}: open` };
-  }
-}
-
-function dirIdentity(dir: string): DirIdentity | undefined {
-  try {
-    const st = fs.statSync(dir, { throwIfNoEntry: false });
-    return st?.isDirectory() ? { dev: st.dev, ino: st.ino } : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const CLOSED: CounterValue = { ok: false, error: 'closed' };
 
 function closeQuietly(fd: number): void {
   try {
-    fs.closeSync(fd);
+    closeSync(fd);
   } catch {
     // Already closed or never valid: nothing left to release.
   }

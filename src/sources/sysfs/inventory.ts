@@ -1,23 +1,18 @@
 /**
  * PortInventory over /sys/class/infiniband. Nothing here throws: a file that is missing or
  * fails to read (EINVAL for an empty GID entry is normal) leaves that attribute undefined.
+ * Every read is a read program (the sampler runs them bounded); the state of a known port is
+ * re-read every tick through descriptors kept open, like counters.
  */
+import { closeSync, constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
-import type { PortAttributes, PortInventory, PortRef } from '../types.js';
-import { detectDriver } from './driver.js';
+import type { PortAttributes, PortInventory, PortRef, PortState } from '../types.js';
+import { portKey } from '../types.js';
+import { driverFrom } from './driver.js';
 import { parseLinkLayer, parseNumberedName, parseRate, roceActiveMtu } from './parse.js';
-import {
-  byNumber,
-  ibPortDir,
-  isDirectory,
-  isSafeName,
-  isSafePortName,
-  listDir,
-  netdevDir,
-  readText,
-  resolveRoot,
-  type SysfsOptions,
-} from './paths.js';
+import { DIR_READ_BYTES, byNumber, ibDeviceDir, ibPortDir, isSafeName, isSafePortName, netdevDir, resolveRoot, type SysfsOptions } from './paths.js';
+import { type Op, OpBatch, type Results, isDirectoryMode } from '../../reads/ops.js';
+import { type ReadProgram, answer, read, runSync } from '../../reads/program.js';
 
 /**
  * The GID cache fills the lowest free index first (add_modify_gid() via find_gid() in
@@ -26,55 +21,93 @@ import {
  * opening all 1024 (rxe) or 255 (mlx5) files every tick.
  */
 const GID_SCAN_GIVE_UP = 32;
+/** GID entries read per round: the used ones of a typical table and the misses that end it. */
+const GID_CHUNK = 40;
+/** ndevs/ entries read per round while no netdev was found (index 0 names it on every driver seen). */
+const NDEV_CHUNK = 4;
+/** Port attribute files are one short line (rate_show(), gid_attr_type's "RoCE v2"...). */
+const ATTR_BYTES = 256;
+
+/** The state files of a known port (and its netdev's mtu), kept open and re-read with pread. */
+interface HeldState {
+  readonly dir: string;
+  readonly batch: OpBatch;
+  readonly fds: readonly number[];
+  /** Where state, phys_state and the mtu are in the batch (-1: not there). */
+  readonly index: readonly number[];
+  readonly ino: number;
+  /** The netdev MTU text the last attribute read derived activeIbMtu from, when there is one. */
+  readonly mtu: string | undefined;
+}
 
 export class SysfsInventory implements PortInventory {
   readonly kind = 'sysfs' as const;
   readonly root: string;
+  private readonly held = new Map<string, HeldState>();
+  private listing: OpBatch | undefined;
+  /** Per port, the netdev and its MTU text as the last attribute read saw them. */
+  private readonly netdevMtu = new Map<string, { readonly netdev: string; readonly mtu: string | undefined }>();
 
   constructor(options?: SysfsOptions) {
     this.root = resolveRoot(options);
   }
 
-  listPorts(): PortRef[] {
+  *listReads(): ReadProgram<PortRef[]> {
     const ibRoot = path.join(this.root, 'class', 'infiniband');
-    return listDir(ibRoot)
-      .filter(isSafeName)
-      .flatMap((device) =>
-        listDir(path.join(ibRoot, device, 'ports'))
-          .filter(isSafePortName)
-          .sort(byNumber)
-          .map((p) => ({ device, port: Number(p) })),
-      );
+    const devices = ((yield* read([{ kind: 'readDir', path: ibRoot, max: DIR_READ_BYTES }])).names(0) ?? []).filter(isSafeName).sort();
+    if (devices.length === 0) return [];
+    const r = yield* read(devices.map((d): Op => ({ kind: 'readDir', path: path.join(ibRoot, d, 'ports'), max: DIR_READ_BYTES })));
+    return devices.flatMap((device, i) =>
+      (r.names(i) ?? [])
+        .filter(isSafePortName)
+        .sort(byNumber)
+        .map((p) => ({ device, port: Number(p) })),
+    );
+  }
+
+  /** One listing of class/infiniband: a device that appeared or vanished changes the ports. */
+  *listChangedReads(known: readonly PortRef[]): ReadProgram<boolean> {
+    this.listing ??= new OpBatch([{ kind: 'readDir', path: path.join(this.root, 'class', 'infiniband'), max: DIR_READ_BYTES }]);
+    const devices = ((yield this.listing).names(0) ?? []).filter(isSafeName);
+    const now = new Set(devices);
+    const before = new Set(known.map((p) => p.device));
+    return now.size !== before.size || devices.some((d) => !before.has(d));
+  }
+
+  attributeReads(ref: PortRef): ReadProgram<PortAttributes | undefined> {
+    const dir = this.portDir(ref);
+    return dir === undefined ? answer(undefined) : this.attributesOf(ref, dir);
+  }
+
+  stateReads(ref: PortRef): ReadProgram<PortState | undefined> {
+    const h = this.held.get(portKey(ref));
+    if (h) return this.stateOf(ref, h.dir);
+    const dir = this.portDir(ref);
+    return dir === undefined ? answer(undefined) : this.stateOf(ref, dir);
+  }
+
+  listPorts(): PortRef[] {
+    return runSync(this.listReads());
   }
 
   readAttributes(ref: PortRef): PortAttributes | undefined {
-    const dir = this.portDir(ref);
-    if (dir === undefined || !isDirectory(dir)) return undefined;
-    const linkLayer = parseLinkLayer(readText(path.join(dir, 'link_layer')));
-    const { netdev, gidTypes } = scanGids(path.join(dir, 'gid_attrs'));
-    return {
-      device: ref.device,
-      port: ref.port,
-      state: parseNumberedName(readText(path.join(dir, 'state'))) ?? 'unknown',
-      physState: parseNumberedName(readText(path.join(dir, 'phys_state'))),
-      linkLayer,
-      activeIbMtu: linkLayer === 'Ethernet' ? this.roceMtu(ref.device, netdev) : undefined,
-      rateBitsPerSecond: parseRate(readText(path.join(dir, 'rate'))),
-      netdev,
-      gidTypes,
-      attributeSource: 'sysfs',
-    };
+    return runSync(this.attributeReads(ref));
   }
 
-  readState(ref: PortRef): Pick<PortAttributes, 'state' | 'physState'> | undefined {
-    const dir = this.portDir(ref);
-    const state = dir === undefined ? undefined : readText(path.join(dir, 'state'));
-    if (dir === undefined || (state === undefined && !isDirectory(dir))) return undefined;
-    return { state: parseNumberedName(state) ?? 'unknown', physState: parseNumberedName(readText(path.join(dir, 'phys_state'))) };
+  forget(ref: PortRef): void {
+    this.release(portKey(ref));
+    this.netdevMtu.delete(portKey(ref));
+  }
+
+  private release(key: string): void {
+    const h = this.held.get(key);
+    this.held.delete(key);
+    if (h) closeAll(h.fds);
   }
 
   close(): void {
-    // Attributes are read fresh each call; no descriptors are held.
+    for (const h of this.held.values()) closeAll(h.fds);
+    this.held.clear();
   }
 
   private portDir(ref: PortRef): string | undefined {
@@ -85,12 +118,112 @@ export class SysfsInventory implements PortInventory {
     }
   }
 
-  /** sysfs has no active_mtu file; derive it from the netdev MTU as the driver does. */
-  private roceMtu(device: string, netdev: string | undefined): number | undefined {
-    if (netdev === undefined) return undefined;
-    const mtu = Number(readText(path.join(netdevDir(this.root, netdev), 'mtu')));
-    if (!Number.isInteger(mtu)) return undefined;
-    return roceActiveMtu(mtu, detectDriver(this.root, device) === 'rxe' ? 'rxe' : 'iboe');
+  private *attributesOf(ref: PortRef, dir: string): ReadProgram<PortAttributes | undefined> {
+    const gid = path.join(dir, 'gid_attrs');
+    const device = ibDeviceDir(this.root, ref.device);
+    const r = yield* read([
+      { kind: 'stat', path: dir },
+      ...['link_layer', 'state', 'phys_state', 'rate'].map((f): Op => ({ kind: 'readFile', path: path.join(dir, f), max: ATTR_BYTES })),
+      // ndevs/ and types/ list the same indices (one per table entry, ib_setup_port_attrs()).
+      { kind: 'readDir', path: path.join(gid, 'types'), max: DIR_READ_BYTES },
+      // What roceMtu() needs to know the driver (driver.ts).
+      { kind: 'stat', path: path.join(device, 'parent') },
+      { kind: 'readLink', path: path.join(device, 'device', 'driver') },
+    ]);
+    const st = r.stat(0);
+    if (st === undefined || !isDirectoryMode(st.mode)) return undefined;
+    // Everything from this round is decoded before the next one (Results do not outlive a yield).
+    const text = (i: number): string | undefined => r.text(i)?.trim();
+    const linkLayer = parseLinkLayer(text(1));
+    const state = parseNumberedName(text(2)) ?? 'unknown';
+    const physState = parseNumberedName(text(3));
+    const rateBitsPerSecond = parseRate(text(4));
+    const gidIndices = r.names(5) ?? [];
+    const driver = driverFrom(r.ok(6), r.text(7), ref.device, []);
+    const { netdev, gidTypes } = yield* scanGids(gid, gidIndices);
+    const mtu = linkLayer === 'Ethernet' && netdev !== undefined ? yield* this.netdevMtuText(netdev) : undefined;
+    this.remember(ref, netdev, mtu);
+    return {
+      device: ref.device,
+      port: ref.port,
+      state,
+      physState,
+      linkLayer,
+      activeIbMtu: linkLayer === 'Ethernet' ? roceMtu(mtu, driver === 'rxe') : undefined,
+      rateBitsPerSecond,
+      netdev,
+      gidTypes,
+      attributeSource: 'sysfs',
+    };
+  }
+
+  private *netdevMtuText(netdev: string): ReadProgram<string | undefined> {
+    const r = yield* read([{ kind: 'readFile', path: path.join(netdevDir(this.root, netdev), 'mtu'), max: ATTR_BYTES }]);
+    return r.text(0)?.trim();
+  }
+
+  /** What the state reads watch from now on: the kept descriptors are reopened with it. */
+  private remember(ref: PortRef, netdev: string | undefined, mtu: string | undefined): void {
+    const key = portKey(ref);
+    const before = this.netdevMtu.get(key);
+    if (netdev === undefined) this.netdevMtu.delete(key);
+    else this.netdevMtu.set(key, { netdev, mtu });
+    if (before?.netdev !== netdev || before?.mtu !== mtu) this.release(key);
+  }
+
+  private *stateOf(ref: PortRef, dir: string): ReadProgram<PortState | undefined> {
+    const key = portKey(ref);
+    let h = this.held.get(key);
+    if (h === undefined) {
+      const watched = this.netdevMtu.get(key);
+      const files = [path.join(dir, 'state'), path.join(dir, 'phys_state'), ...(watched ? [path.join(netdevDir(this.root, watched.netdev), 'mtu')] : [])];
+      const opened = yield* read([{ kind: 'stat', path: dir }, ...files.map((f): Op => ({ kind: 'open', path: f, flags: OPEN_FLAGS }))]);
+      const fds = files.map((_, i) => opened.status(i + 1));
+      const st = opened.stat(0);
+      if (st === undefined || !isDirectoryMode(st.mode) || fds[0]! < 0) {
+        closeAll(fds.filter((fd) => fd >= 0));
+        return st !== undefined && isDirectoryMode(st.mode) ? { state: 'unknown', physState: undefined } : undefined;
+      }
+      // phys_state or the netdev's mtu may be missing: their reads are left out (-1).
+      const ops: Op[] = [{ kind: 'stat', path: dir }, ...fds.filter((fd) => fd >= 0).map((fd): Op => ({ kind: 'pread', fd, offset: 0, max: ATTR_BYTES }))];
+      let at = 1;
+      const index = fds.map((fd) => (fd >= 0 ? at++ : -1));
+      h = { dir, batch: new OpBatch(ops), fds: fds.filter((fd) => fd >= 0), index, ino: st.ino, mtu: watched?.mtu };
+      this.held.set(key, h);
+    }
+    const r: Results = yield h.batch;
+    const st = r.stat(0);
+    if (st === undefined || !isDirectoryMode(st.mode)) {
+      this.release(key);
+      return undefined;
+    }
+    if (st.ino !== h.ino) {
+      // Re-created (driver reload): the kept descriptors read the old files.
+      this.release(key);
+      return yield* this.stateOf(ref, dir);
+    }
+    const text = (i: number): string | undefined => (h.index[i]! < 0 ? undefined : r.text(h.index[i]!)?.trim());
+    const state = { state: parseNumberedName(text(0)) ?? 'unknown', physState: parseNumberedName(text(1)) };
+    return h.index.length > 2 && text(2) !== h.mtu ? { ...state, attributesStale: true } : state;
+  }
+}
+
+/** sysfs has no active_mtu file; derive it from the netdev MTU as the driver does. */
+function roceMtu(text: string | undefined, rxe: boolean): number | undefined {
+  const mtu = Number(text);
+  if (text === undefined || text === '' || !Number.isInteger(mtu)) return undefined;
+  return roceActiveMtu(mtu, rxe ? 'rxe' : 'iboe');
+}
+
+const OPEN_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK;
+
+function closeAll(fds: readonly number[]): void {
+  for (const fd of fds) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
   }
 }
 
@@ -99,23 +232,35 @@ interface GidScan {
   readonly gidTypes: readonly string[];
 }
 
-/** First named netdev in gid_attrs/ndevs/<i> and the distinct gid_attrs/types/<i>. */
-function scanGids(gidAttrs: string): GidScan {
+/**
+ * First named netdev in gid_attrs/ndevs/<i> and the distinct gid_attrs/types/<i>, GID_CHUNK
+ * entries a round; a used entry names its netdev, so ndevs/ is read only while none was found,
+ * and then only beside entries whose type says they are used.
+ */
+function* scanGids(gidAttrs: string, listed: readonly string[]): ReadProgram<GidScan> {
   const ndevDir = path.join(gidAttrs, 'ndevs');
   const typeDir = path.join(gidAttrs, 'types');
-  const indices = [...new Set([...listDir(ndevDir), ...listDir(typeDir)])]
-    .filter((i) => /^\d+$/.test(i))
-    .sort(byNumber);
+  const indices = listed.filter((i) => /^\d+$/.test(i)).sort(byNumber);
   let netdev: string | undefined;
   const types = new Set<string>();
+  const used: string[] = [];
   let misses = 0;
-  for (const i of indices) {
-    if (misses >= GID_SCAN_GIVE_UP) break;
-    const type = readText(path.join(typeDir, i));
-    const ndev = netdev === undefined ? readText(path.join(ndevDir, i)) : undefined;
-    if (ndev && isSafeName(ndev)) netdev = ndev;
-    if (type) types.add(type);
-    misses = type ? 0 : misses + 1;
+  for (let at = 0; at < indices.length && misses < GID_SCAN_GIVE_UP; at += GID_CHUNK) {
+    const chunk = indices.slice(at, at + GID_CHUNK);
+    const r = yield* read(chunk.map((i): Op => ({ kind: 'readFile', path: path.join(typeDir, i), max: ATTR_BYTES })));
+    for (let k = 0; k < chunk.length && misses < GID_SCAN_GIVE_UP; k++) {
+      const type = r.text(k)?.trim();
+      if (type) {
+        types.add(type);
+        used.push(chunk[k]!);
+      }
+      misses = type ? 0 : misses + 1;
+    }
+  }
+  for (let at = 0; at < used.length && netdev === undefined; at += NDEV_CHUNK) {
+    const chunk = used.slice(at, at + NDEV_CHUNK);
+    const r = yield* read(chunk.map((i): Op => ({ kind: 'readFile', path: path.join(ndevDir, i), max: ATTR_BYTES })));
+    netdev = chunk.map((_, k) => r.text(k)?.trim()).find((n): n is string => n !== undefined && isSafeName(n));
   }
   return { netdev, gidTypes: [...types] };
 }

@@ -67,6 +67,9 @@ export function netdevDir(root: string, netdev: string): string {
   return path.join(root, 'class', 'net', netdev);
 }
 
+/** Output room for one directory listing (a 1024-entry rxe GID table needs ~5 KB). */
+export const DIR_READ_BYTES = 64 * 1024;
+
 /** `EINVAL`, `ENOENT`... or the message when the error carries no code. */
 export function errorCode(err: unknown): string {
   if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') {

@@ -1,7 +1,8 @@
 /**
  * PortInventory over libibverbs: devices and ports as the verbs provider reports them.
  */
-import type { PortAttributes, PortInventory, PortRef } from '../types.js';
+import type { PortAttributes, PortInventory, PortRef, PortState } from '../types.js';
+import { type ReadProgram, answer } from '../../reads/program.js';
 import { NativeLoadError, errorText } from '../../ffi/libc.js';
 import { errnoName } from '../netlink/socket.js';
 import {
@@ -153,6 +154,34 @@ export class VerbsInventory implements PortInventory {
       for (let port = 1; port <= d.portCount; port++) out.push({ device: d.name, port });
     }
     return out;
+  }
+
+  /**
+   * libibverbs answers through its own calls (ioctls on /dev/infiniband/uverbsN), which the
+   * read primitive cannot run: these programs make no reads and call verbs on this thread.
+   */
+  listReads(): ReadProgram<PortRef[]> {
+    return answer(this.listPorts());
+  }
+
+  attributeReads(ref: PortRef): ReadProgram<PortAttributes | undefined> {
+    return answer(this.readAttributes(ref));
+  }
+
+  /** The devices were opened once; their list does not change under this inventory. */
+  listChangedReads(): ReadProgram<boolean> {
+    return answer(false);
+  }
+
+  stateReads(ref: PortRef): ReadProgram<PortState | undefined> {
+    const d = this.closed ? undefined : this.devices.get(ref.device);
+    if (d === undefined || ref.port < 1 || ref.port > d.portCount) return answer(undefined);
+    const attr = queryPortAttr(this.api, d.ctx, ref.port);
+    return answer(attr === undefined ? undefined : { state: portStateName(attr.state), physState: physStateName(attr.physState) });
+  }
+
+  forget(): void {
+    // Nothing is held per port.
   }
 
   readAttributes(ref: PortRef): PortAttributes | undefined {

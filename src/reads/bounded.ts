@@ -1,0 +1,380 @@
+/**
+ * The bounded reader: runs read programs (program.ts) for the sampler, the inventory and the
+ * MXL domains without the event loop ever waiting on the kernel.
+ *
+ * One run takes a list of jobs, each a program and the group (a port) to blame when one of its
+ * reads blocks. Every round, the batch each unfinished program asks for goes out as one request
+ * to a reader thread of libmfe-reader; the run awaits the thread's answer on the event loop.
+ * A request that makes no progress for `readTimeoutMs` is given up: the op its thread is stuck
+ * in names the group, that group's programs end as `blocked`, the reads before the stuck op
+ * count, and the other programs go again on another thread (at most `maxStallsPerRun` times).
+ * A blocked group is skipped until its abandoned read returns, then tried again at once.
+ * Threads: at most `maxThreads` exist, blocked ones included; when all of them are blocked,
+ * nothing is read (`paused`) until one returns. Runs never overlap: one request is in flight.
+ *
+ * Without libmfe-reader (not built) the programs run directly on the event loop, unbounded;
+ * `mode` says so, for the log and mxl_fabric_exporter_reads_bounded.
+ */
+import { closeSync } from 'node:fs';
+import { NativeLoadError } from '../ffi/libc.js';
+import { NOT_RUN, OpBatch, Results, concat, outputBuffer } from './ops.js';
+import { runDirect } from './direct.js';
+import type { ReadProgram } from './program.js';
+import { READER_LIBRARY, ReaderThreads, type ReaderEvent, type ReaderThreadStats } from './native.js';
+
+export interface Job<T> {
+  /** Programs of one group (a port) are blamed and skipped together. */
+  readonly group: string;
+  readonly program: ReadProgram<T>;
+}
+
+export type Outcome<T> =
+  | { readonly kind: 'done'; readonly value: T }
+  /** A read of this group blocked past the timeout in this run (`fresh`), or still has not returned. */
+  | { readonly kind: 'blocked'; readonly fresh: boolean; readonly error: string }
+  /** Not read: every reader thread is blocked in the kernel, or the reader is closed. */
+  | { readonly kind: 'paused'; readonly error: string }
+  /** Not read this run: its retries went to other groups' timeouts or a thread's death. */
+  | { readonly kind: 'deferred' }
+  /** The program itself threw (a bug, not a read): its message. */
+  | { readonly kind: 'failed'; readonly error: string };
+
+export interface BoundedReadsOptions {
+  /** A request that completes no op for this long is stuck. */
+  readonly readTimeoutMs: number;
+  /** Reader threads that may exist at once, blocked ones included. */
+  readonly maxThreads?: number;
+  /** Requests given up (or threads lost) per run before the rest waits for the next run. */
+  readonly maxStallsPerRun?: number;
+  /** 'direct': run programs on the event loop (tests of the fallback). */
+  readonly mode?: 'native' | 'direct';
+  /** Another build of libmfe-reader (tests). */
+  readonly library?: string;
+  readonly onBlocked?: (group: string, info: { readonly timeoutMs: number; readonly blockedThreads: number }) => void;
+  readonly onRecovered?: (group: string) => void;
+  /** A reader thread died (it is replaced; nobody is blamed). */
+  readonly onThreadLost?: (info: { readonly running: boolean }) => void;
+}
+
+export const DEFAULT_MAX_THREADS = 4;
+
+/** What a reader's users hear about (the sampler and the daemon each subscribe). */
+export interface ReadListener {
+  blocked?(group: string, info: { readonly timeoutMs: number; readonly blockedThreads: number }): void;
+  recovered?(group: string): void;
+  threadLost?(info: { readonly running: boolean }): void;
+}
+
+type Executed =
+  | { readonly kind: 'done'; readonly results: readonly Results[] }
+  /** Given up at op `at`; `results` hold what was read before it. */
+  | { readonly kind: 'stuck'; readonly at: number; readonly results: readonly Results[]; readonly batchId: number }
+  /** The thread died after `at` ops; nobody is to blame. */
+  | { readonly kind: 'crashed'; readonly at: number; readonly results: readonly Results[] }
+  | { readonly kind: 'paused'; readonly error: string };
+
+interface Blocked {
+  /** The abandoned request whose thread is still in the kernel; undefined once it returned. */
+  batchId: number | undefined;
+}
+
+interface Live {
+  readonly job: number;
+  readonly batch: OpBatch;
+}
+
+export class BoundedReads {
+  readonly mode: 'native' | 'direct';
+  /** Why the native reader is not used, when it is not. */
+  readonly unavailable: string | undefined;
+  /** Requests given up because a read blocked past the timeout, since start. */
+  timeouts = 0;
+  /** Reader threads that died, since start. */
+  threadsLost = 0;
+  private readonly threads: ReaderThreads | undefined;
+  private readonly blocked = new Map<string, Blocked>();
+  private readonly abandoned = new Map<number, string>();
+  private readonly waiting = new Map<number, (e: 'done' | 'crashed') => void>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private lastEncoding: { readonly batches: readonly OpBatch[]; readonly request: Buffer; readonly ops: number; readonly outputBytes: number } | undefined;
+  private closed = false;
+  private readonly listeners = new Set<ReadListener>();
+  /** Reused by every request (Results are only valid until their program yields again). */
+  private out: Buffer | undefined;
+  /** Moves on with every request that reuses `out`: Results of older ones refuse to answer. */
+  private readonly lease = { generation: 0 };
+
+  constructor(private readonly opts: BoundedReadsOptions) {
+    this.listeners.add({ blocked: opts.onBlocked, recovered: opts.onRecovered, threadLost: opts.onThreadLost });
+    let threads: ReaderThreads | undefined;
+    let unavailable: string | undefined;
+    if (opts.mode !== 'direct') {
+      try {
+        threads = ReaderThreads.open(opts.maxThreads ?? DEFAULT_MAX_THREADS, (e, id) => this.event(e, id), opts.library ?? READER_LIBRARY);
+      } catch (e) {
+        if (!(e instanceof NativeLoadError)) throw e;
+        unavailable = e.message;
+      }
+    }
+    this.threads = threads;
+    this.unavailable = opts.mode === 'direct' ? 'direct reads requested' : unavailable;
+    this.mode = threads ? 'native' : 'direct';
+  }
+
+  /** Hear about blocked and recovered groups and lost threads; returns the unsubscribe. */
+  subscribe(l: ReadListener): () => void {
+    this.listeners.add(l);
+    return () => void this.listeners.delete(l);
+  }
+
+  get readTimeoutMs(): number {
+    return this.opts.readTimeoutMs;
+  }
+
+  /** Given-up reader threads still inside a call, as far as their notices have arrived. */
+  get blockedThreads(): number {
+    return this.abandoned.size;
+  }
+
+  threadStats(): ReaderThreadStats | undefined {
+    return this.threads?.stats();
+  }
+
+  /** Groups skipped because a read of theirs blocked and has not returned. */
+  blockedGroups(): string[] {
+    return [...this.blocked.keys()];
+  }
+
+  /** Forget a group (its port went away): a port that comes back starts afresh. */
+  forget(group: string): void {
+    this.blocked.delete(group);
+  }
+
+  /** Runs the jobs (after any run still going); one outcome per job, in order. */
+  run<T>(jobs: readonly Job<T>[]): Promise<Outcome<T>[]> {
+    const next = this.queue.then(() => this.runNow(jobs));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Stops the idle threads; one still in a call goes when its call returns. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.threads?.close();
+    for (const resolve of this.waiting.values()) resolve('crashed');
+    this.waiting.clear();
+  }
+
+  /** Tests: an idle reader thread dies as if it had crashed. */
+  killIdleThreadForTest(): boolean {
+    return this.threads?.killIdleThreadForTest() ?? false;
+  }
+
+  private async runNow<T>(jobs: readonly Job<T>[]): Promise<Outcome<T>[]> {
+    const out = new Array<Outcome<T>>(jobs.length);
+    let live: Live[] = [];
+    const advance = (j: number, results: Results | undefined): void => {
+      const job = jobs[j]!;
+      let step: IteratorResult<OpBatch, T>;
+      try {
+        step = results === undefined ? job.program.next() : job.program.next(results);
+      } catch (e) {
+        out[j] = { kind: 'failed', error: e instanceof Error ? e.message : String(e) };
+        return;
+      }
+      if (step.done) {
+        out[j] = { kind: 'done', value: step.value };
+        this.succeeded(job.group);
+      } else {
+        live.push({ job: j, batch: step.value });
+      }
+    };
+    const end = (l: Live, outcome: Outcome<T>): void => {
+      out[l.job] = outcome;
+      jobs[l.job]!.program.return(undefined as T);
+    };
+    jobs.forEach((job, j) => {
+      if (this.blocked.get(job.group)?.batchId !== undefined) out[j] = { kind: 'blocked', fresh: false, error: SKIPPED };
+      else advance(j, undefined);
+    });
+    let stalls = 0;
+    while (live.length > 0) {
+      const round = live;
+      live = [];
+      const r = this.closed ? ({ kind: 'paused', error: 'EAGAIN: the reader is closed' } as const) : await this.execute(round.map((l) => l.batch));
+      if (r.kind === 'done') {
+        round.forEach((l, k) => advance(l.job, r.results[k]));
+        continue;
+      }
+      if (r.kind === 'paused') {
+        for (const l of round) end(l, { kind: 'paused', error: r.error });
+        continue;
+      }
+      let at = 0;
+      let blame: string | undefined;
+      if (r.kind === 'stuck') {
+        for (const l of round) {
+          if (r.at >= at && r.at < at + l.batch.length) blame = jobs[l.job]!.group;
+          at += l.batch.length;
+        }
+      }
+      if (blame !== undefined && r.kind === 'stuck') this.blockedNow(blame, r.batchId);
+      else if (r.kind === 'crashed') this.lost(true);
+      stalls++;
+      at = 0;
+      round.forEach((l, k) => {
+        const span = [at, at + l.batch.length] as const;
+        at = span[1];
+        const results = r.results[k]!;
+        if (jobs[l.job]!.group === blame) {
+          closeOpened(l.batch, results);
+          end(l, { kind: 'blocked', fresh: true, error: `ETIMEDOUT: read blocked for more than ${this.opts.readTimeoutMs} ms` });
+        } else if (span[1] <= r.at) {
+          advance(l.job, results);
+        } else if (stalls >= (this.opts.maxStallsPerRun ?? 3)) {
+          closeOpened(l.batch, results);
+          end(l, { kind: 'deferred' });
+        } else {
+          closeOpened(l.batch, results);
+          live.push(l);
+        }
+      });
+    }
+    return out;
+  }
+
+  private execute(batches: readonly OpBatch[]): Promise<Executed> | Executed {
+    if (!this.threads) return { kind: 'done', results: batches.map(runDirect) };
+    const enc = this.encode(batches);
+    const sub = this.threads.submit(enc.request, enc.ops);
+    if (!sub.ok) {
+      const stats = this.threads.stats();
+      const error = sub.errno === 11
+        ? `EAGAIN: ${stats.blocked} reader threads are blocked in the kernel; reads pause until one returns`
+        : `errno ${sub.errno}: the reader refused the request`;
+      return { kind: 'paused', error };
+    }
+    return this.await(sub.id, batches, enc.ops, enc.outputBytes);
+  }
+
+  private await(id: number, batches: readonly OpBatch[], ops: number, outputBytes: number): Promise<Executed> {
+    const threads = this.threads!;
+    const timeout = this.opts.readTimeoutMs;
+    threads.hold(true);
+    return new Promise<Executed>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (r: Executed): void => {
+        if (timer) clearTimeout(timer);
+        this.waiting.delete(id);
+        if (this.waiting.size === 0) threads.hold(false);
+        resolve(r);
+      };
+      const collect = (state: 'done' | 'crashed'): void => {
+        const out = this.output(outputBytes);
+        const n = threads.collect(id, out);
+        if (n < 0) return finish({ kind: 'crashed', at: 0, results: views(out, batches, ops, this.lease) });
+        const at = state === 'done' ? ops : firstNotRun(out, ops);
+        finish(state === 'done' ? { kind: 'done', results: views(out, batches, ops, this.lease) } : { kind: 'crashed', at, results: views(out, batches, ops, this.lease) });
+      };
+      const check = (): void => {
+        const p = threads.poll(id);
+        if (p === undefined) return finish({ kind: 'crashed', at: 0, results: [] });
+        if (p.state !== 'running') return collect(p.state);
+        if (p.idleMs < timeout) {
+          timer = setTimeout(check, Math.max(1, Math.ceil(timeout - p.idleMs)));
+          return;
+        }
+        const out = this.output(outputBytes);
+        const a = threads.abandon(id, out);
+        if (a.kind === 'ended') {
+          const at = a.state === 'done' ? ops : firstNotRun(out, ops);
+          return finish(a.state === 'done' ? { kind: 'done', results: views(out, batches, ops, this.lease) } : { kind: 'crashed', at, results: views(out, batches, ops, this.lease) });
+        }
+        if (a.kind === 'error') return finish({ kind: 'crashed', at: 0, results: views(out, batches, ops, this.lease) });
+        // Every op had finished and the thread was about to say so: nothing was stuck.
+        if (a.stuckAt >= ops) return finish({ kind: 'done', results: views(out, batches, ops, this.lease) });
+        finish({ kind: 'stuck', at: a.stuckAt, results: views(out, batches, ops, this.lease), batchId: id });
+      };
+      this.waiting.set(id, collect);
+      timer = setTimeout(check, timeout);
+    });
+  }
+
+  private output(bytes: number): Buffer {
+    this.lease.generation++;
+    if (this.out === undefined || this.out.length < bytes) this.out = outputBuffer(Math.max(bytes, 2 * (this.out?.length ?? 0)));
+    return this.out.subarray(0, bytes);
+  }
+
+  /** Requests of the same batches (by identity) reuse their encoding: the steady tick is one copy. */
+  private encode(batches: readonly OpBatch[]): { readonly request: Buffer; readonly ops: number; readonly outputBytes: number } {
+    const last = this.lastEncoding;
+    if (last && last.batches.length === batches.length && last.batches.every((b, i) => b === batches[i])) return last;
+    this.lastEncoding = { batches, ...concat(batches) };
+    return this.lastEncoding;
+  }
+
+  private event(event: ReaderEvent, id: number): void {
+    if (event === 'done' || event === 'crashed') {
+      this.waiting.get(id)?.(event);
+    } else if (event === 'returned') {
+      const group = this.abandoned.get(id);
+      this.abandoned.delete(id);
+      const b = group === undefined ? undefined : this.blocked.get(group);
+      if (b && b.batchId === id) b.batchId = undefined;
+    } else {
+      this.lost(false);
+    }
+  }
+
+  private blockedNow(group: string, batchId: number): void {
+    this.timeouts++;
+    this.abandoned.set(batchId, group);
+    this.blocked.set(group, { batchId });
+    const info = { timeoutMs: this.opts.readTimeoutMs, blockedThreads: this.blockedThreads };
+    for (const l of this.listeners) l.blocked?.(group, info);
+  }
+
+  private succeeded(group: string): void {
+    if (!this.blocked.has(group)) return;
+    this.blocked.delete(group);
+    for (const l of this.listeners) l.recovered?.(group);
+  }
+
+  private lost(running: boolean): void {
+    this.threadsLost++;
+    for (const l of this.listeners) l.threadLost?.({ running });
+  }
+}
+
+export const SKIPPED = 'ETIMEDOUT: skipped while an earlier read of this port is still blocked';
+
+/** One Results view per batch of a concatenated request (ops that never ran say NOT_RUN). */
+function views(out: Buffer, batches: readonly OpBatch[], ops: number, lease: { readonly generation: number }): Results[] {
+  const all = new Results(out, ops, 0, lease);
+  let base = 0;
+  return batches.map((b) => {
+    const v = all.slice(base);
+    base += b.length;
+    return v;
+  });
+}
+
+function firstNotRun(out: Buffer, ops: number): number {
+  const r = new Results(out, ops);
+  for (let i = 0; i < ops; i++) if (r.status(i) === NOT_RUN) return i;
+  return ops;
+}
+
+/** Descriptors an abandoned program's open ops returned are closed: nobody else knows them. */
+function closeOpened(batch: OpBatch, results: Results): void {
+  batch.ops.forEach((op, i) => {
+    if (op.kind !== 'open' || results.status(i) < 0) return;
+    try {
+      closeSync(results.status(i));
+    } catch {
+      // already closed
+    }
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * The direct executor: a batch run right here, synchronously, writing the same result layout
+ * as the native reader (ops.ts). Used by runSync() (the CLI, tests) and as the fallback when
+ * libmfe-reader is missing, where nothing bounds a read that blocks.
+ */
+import * as fs from 'node:fs';
+import { type Op, OpBatch, Results, STAT_BYTES, layoutOutput, outputBuffer } from './ops.js';
+import { loadLibc } from '../ffi/libc.js';
+import { loadPosix } from '../ffi/posix.js';
+
+const O_CLOEXEC = 0o2000000;
+
+export function runDirect(batch: OpBatch): Results {
+  const out = outputBuffer(batch.outputBytes);
+  layoutOutput(batch.ops, out);
+  const results = new Results(out, batch.length);
+  const words = new Int32Array(out.buffer, out.byteOffset, batch.length * 4);
+  batch.ops.forEach((op, i) => {
+    const [start] = results.span(i);
+    const { status, len } = runOp(op, out, start);
+    words[i * 4] = status;
+    words[i * 4 + 1] = status < 0 ? -1 : 0;
+    words[i * 4 + 3] = len;
+  });
+  return results;
+}
+
+interface Done {
+  readonly status: number;
+  readonly len: number;
+}
+
+const failed = (e: unknown): Done => ({ status: -errnoOf(e), len: 0 });
+const bytes = (n: number): Done => ({ status: n, len: n });
+
+function errnoOf(e: unknown): number {
+  if (typeof e === 'object' && e !== null && 'errno' in e && typeof e.errno === 'number') return Math.abs(e.errno);
+  return 5; // EIO: an error without an errno
+}
+
+function runOp(op: Op, out: Buffer, at: number): Done {
+  try {
+    switch (op.kind) {
+      case 'pread':
+        return bytes(fs.readSync(op.fd, out, at, op.max, op.offset));
+      case 'read':
+        return bytes(fs.readSync(op.fd, out, at, op.max, null));
+      case 'readFile':
+        return readFile(op.path, op.flags ?? 0, out, at, op.max);
+      case 'readDir':
+        return readDir(op.path, out, at, op.max);
+      case 'readLink': {
+        const target = Buffer.from(fs.readlinkSync(op.path), 'utf8');
+        return bytes(target.copy(out, at));
+      }
+      case 'stat': {
+        const st = fs.statSync(op.path, { bigint: true });
+        out.writeBigUInt64LE(st.dev, at);
+        out.writeBigUInt64LE(st.ino, at + 8);
+        out.writeUInt32LE(Number(st.mode), at + 16);
+        out.writeBigUInt64LE(st.size, at + 24);
+        return { status: 0, len: STAT_BYTES };
+      }
+      case 'open':
+        return { status: fs.openSync(op.path, op.flags | O_CLOEXEC), len: 0 };
+      case 'flockProbe':
+        return { status: loadPosix().writerHoldsLock(op.fd) ? 1 : 0, len: 0 };
+      case 'send':
+        return sendDirect(op.fd, op.bytes);
+      case 'recv':
+        return recvDirect(op.fd, out, at, op.max);
+      case 'ioctl':
+        // Pointer arguments need memory that stays put; only the native reader has it.
+        return { status: -38, len: 0 }; // ENOSYS
+    }
+  } catch (e) {
+    return failed(e);
+  }
+}
+
+function readFile(path: string, flags: number, out: Buffer, at: number, max: number): Done {
+  const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | O_CLOEXEC | flags);
+  try {
+    let got = 0;
+    while (got < max) {
+      const n = fs.readSync(fd, out, at + got, max - got, null);
+      if (n === 0) break;
+      got += n;
+    }
+    return bytes(got);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readDir(path: string, out: Buffer, at: number, max: number): Done {
+  let len = 0;
+  let count = 0;
+  for (const name of fs.readdirSync(path)) {
+    const n = Buffer.byteLength(name) + 1;
+    if (len + n > max) return { status: -105, len }; // ENOBUFS
+    out.write(name, at + len, 'utf8');
+    out[at + len + n - 1] = 0;
+    len += n;
+    count++;
+  }
+  return { status: count, len };
+}
+
+function sendDirect(fd: number, data: Uint8Array): Done {
+  const libc = loadLibc();
+  const n = libc.send(fd, data);
+  return n < 0 ? { status: -libc.errno(), len: 0 } : { status: n, len: 0 };
+}
+
+function recvDirect(fd: number, out: Buffer, at: number, max: number): Done {
+  const libc = loadLibc();
+  const MSG_TRUNC = 0x20;
+  const n = libc.recv(fd, out.subarray(at, at + max), MSG_TRUNC);
+  return n < 0 ? { status: -libc.errno(), len: 0 } : { status: n, len: Math.min(n, max) };
+}

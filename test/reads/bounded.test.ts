@@ -1,0 +1,255 @@
+/**
+ * The bounded read primitive on its own: every op kind through the native reader threads gives
+ * what the direct executor gives; a read that never returns costs one timeout and one thread;
+ * the thread cap holds however many files hang; a thread that dies is replaced and blamed on
+ * nobody.
+ */
+import { describe, it, expect, afterEach } from 'vitest';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BoundedReads, type Job } from '../../src/reads/bounded.js';
+import { type Op, OpBatch, isDirectoryMode } from '../../src/reads/ops.js';
+import { read, runSync, type ReadProgram } from '../../src/reads/program.js';
+import { runDirect } from '../../src/reads/direct.js';
+import { READER_LIBRARY } from '../../src/reads/native.js';
+import { mkfifo } from '../faults/blocking-source.js';
+
+const TIMEOUT = 150;
+let readers: BoundedReads[] = [];
+let fifos: { fd: number; file: string }[] = [];
+let dirs: string[] = [];
+
+afterEach(() => {
+  // Let every abandoned read return so its thread can go.
+  for (const f of fifos) feed(f.file, '1\n');
+  for (const r of readers) r.close();
+  for (const f of fifos) fs.closeSync(f.fd);
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  readers = [];
+  fifos = [];
+  dirs = [];
+});
+
+function reader(opts: Partial<ConstructorParameters<typeof BoundedReads>[0]> = {}): BoundedReads {
+  const r = new BoundedReads({ readTimeoutMs: TIMEOUT, ...opts });
+  readers.push(r);
+  if (process.env.CI && r.mode !== 'native') throw new Error(`native reader unavailable in CI: ${r.unavailable}`);
+  return r;
+}
+
+function tmp(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'mfe-reads-'));
+  dirs.push(d);
+  return d;
+}
+
+/** A FIFO whose read(2) blocks until fed: this process holds both ends (O_RDWR), so no EOF. */
+function hungFile(dir: string, name: string): number {
+  const file = path.join(dir, name);
+  mkfifo(file);
+  const fd = fs.openSync(file, fs.constants.O_RDWR);
+  fifos.push({ fd, file });
+  return fd;
+}
+
+function feed(file: string, text: string): void {
+  try {
+    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    fs.writeSync(fd, text);
+    fs.closeSync(fd);
+  } catch {
+    // nobody reads it any more
+  }
+}
+
+/** Threads of this process asleep in a pipe read: ground truth for the cap, whatever the reader says. */
+function threadsInPipeRead(): number {
+  let n = 0;
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      if (fs.readFileSync(`/proc/self/task/${tid}/wchan`, 'utf8').includes('pipe_read')) n++;
+    } catch {
+      // the thread exited
+    }
+  }
+  return n;
+}
+
+function* textOf(op: Op): ReadProgram<string | undefined> {
+  const r = yield* read([op]);
+  return r.ok(0) ? r.text(0) : r.error(0, op.kind);
+}
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const native = fs.existsSync(READER_LIBRARY) || process.env.CI !== undefined;
+
+describe('ops', () => {
+  it.runIf(native)('every op kind reads the same through the reader threads as directly', async () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'counter'), '12345678901234567890\n');
+    fs.mkdirSync(path.join(d, 'sub'));
+    fs.writeFileSync(path.join(d, 'sub', 'a'), 'x');
+    fs.symlinkSync('sub/a', path.join(d, 'link'));
+    const fd = fs.openSync(path.join(d, 'counter'), 'r');
+    try {
+      const ops: Op[] = [
+        { kind: 'pread', fd, offset: 0, max: 32 },
+        { kind: 'pread', fd, offset: 15, max: 32 },
+        { kind: 'readFile', path: path.join(d, 'counter'), max: 8 },
+        { kind: 'readFile', path: path.join(d, 'missing'), max: 8 },
+        { kind: 'readDir', path: d, max: 4096 },
+        { kind: 'readDir', path: d, max: 3 },
+        { kind: 'readLink', path: path.join(d, 'link') },
+        { kind: 'stat', path: path.join(d, 'sub') },
+        { kind: 'stat', path: path.join(d, 'nope') },
+        { kind: 'pread', fd: 1_000_000, offset: 0, max: 8 },
+      ];
+      const program = function* (): ReadProgram<unknown[]> {
+        const r = yield* read(ops);
+        return ops.map((op, i) => ({
+          status: r.status(i),
+          text: op.kind === 'readDir' ? r.names(i)?.sort() : op.kind === 'stat' ? r.stat(i) && isDirectoryMode(r.stat(i)!.mode) : r.text(i),
+          error: r.ok(i) ? undefined : r.error(i, op.kind),
+        }));
+      };
+      const direct = runSync(program());
+      const [outcome] = await reader().run([{ group: 'g', program: program() }]);
+      expect(outcome).toEqual({ kind: 'done', value: direct });
+      expect(direct).toEqual([
+        { status: 21, text: '12345678901234567890\n', error: undefined },
+        { status: 6, text: '67890\n', error: undefined },
+        { status: 8, text: '12345678', error: undefined },
+        { status: -2, text: undefined, error: 'ENOENT: readFile' },
+        { status: 3, text: ['counter', 'link', 'sub'], error: undefined },
+        { status: -105, text: undefined, error: 'ENOBUFS: readDir' },
+        { status: 5, text: 'sub/a', error: undefined },
+        { status: 0, text: true, error: undefined },
+        { status: -2, text: undefined, error: 'ENOENT: stat' },
+        { status: -9, text: undefined, error: 'EBADF: pread' },
+      ]);
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+
+  it('opens through an op hand the descriptor to the caller', () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'f'), 'hello');
+    const r = runDirect(new OpBatch([{ kind: 'open', path: path.join(d, 'f'), flags: fs.constants.O_RDONLY }]));
+    const fd = r.status(0);
+    expect(fd).toBeGreaterThan(2);
+    expect(fs.readFileSync(fd, 'utf8')).toBe('hello');
+    fs.closeSync(fd);
+  });
+});
+
+describe.runIf(native)('a read that never returns', () => {
+  it('costs one timeout: its group is blocked, the other groups are read, and it is retried once it returns', async () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'ok'), '7\n');
+    const hung = hungFile(d, 'hung');
+    const r = reader();
+    const jobs = (): Job<string | undefined>[] => [
+      { group: 'a', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) },
+      { group: 'b', program: textOf({ kind: 'read', fd: hung, max: 8 }) },
+      { group: 'c', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) },
+    ];
+    let loop = 0;
+    const tick = setInterval(() => loop++, 5);
+    const t0 = performance.now();
+    const first = await r.run(jobs());
+    const took = performance.now() - t0;
+    clearInterval(tick);
+    expect(first).toEqual([
+      { kind: 'done', value: '7\n' },
+      { kind: 'blocked', fresh: true, error: `ETIMEDOUT: read blocked for more than ${TIMEOUT} ms` },
+      { kind: 'done', value: '7\n' },
+    ]);
+    expect(took).toBeGreaterThanOrEqual(TIMEOUT);
+    expect(took).toBeLessThan(TIMEOUT + 1000);
+    expect(loop).toBeGreaterThan(TIMEOUT / 5 / 3); // the event loop kept turning while it waited
+    expect(r.timeouts).toBe(1);
+    expect(r.blockedThreads).toBe(1);
+    expect(r.blockedGroups()).toEqual(['b']);
+
+    const t1 = performance.now();
+    const second = await r.run(jobs());
+    expect(performance.now() - t1).toBeLessThan(TIMEOUT);
+    expect(second[1]).toMatchObject({ kind: 'blocked', fresh: false });
+    expect(r.threadStats()).toMatchObject({ blocked: 1, started: 2 });
+
+    feed(fifos[0]!.file, '41\n'); // the abandoned read returns; its thread goes
+    await waitFor(() => r.blockedThreads === 0);
+    feed(fifos[0]!.file, '42\n');
+    const third = await r.run(jobs());
+    expect(third[1]).toEqual({ kind: 'done', value: '42\n' });
+    expect(r.blockedGroups()).toEqual([]);
+  });
+
+  it('holds the thread cap with eight hung files: at most four threads ever block, then reads pause', async () => {
+    const d = tmp();
+    const before = threadsInPipeRead();
+    const hung = Array.from({ length: 8 }, (_, i) => hungFile(d, `hung${i}`));
+    fs.writeFileSync(path.join(d, 'ok'), '1\n');
+    const r = reader({ maxThreads: 4 });
+    let most = 0;
+    const outcomes: string[][] = [];
+    for (let run = 0; run < 6; run++) {
+      const jobs: Job<string | undefined>[] = [
+        ...hung.map((fd, i) => ({ group: `port${i}`, program: textOf({ kind: 'read', fd, max: 8 }) })),
+        { group: 'healthy', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) },
+      ];
+      outcomes.push((await r.run(jobs)).map((o) => o.kind));
+      most = Math.max(most, threadsInPipeRead() - before);
+    }
+    expect(most).toBe(4);
+    expect(r.blockedThreads).toBe(4);
+    expect(r.threadStats()!.started).toBe(4);
+    expect(r.timeouts).toBe(4);
+    // Once four threads are stuck nothing more is read, the healthy group included, until one returns.
+    expect(outcomes.at(-1)).toEqual([...Array(4).fill('blocked'), ...Array(4).fill('paused'), 'paused']);
+    feed(fifos[0]!.file, '5\n');
+    await waitFor(() => r.blockedThreads === 3);
+    const after = await r.run([{ group: 'healthy', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) }]);
+    expect(after).toEqual([{ kind: 'done', value: '1\n' }]);
+  });
+});
+
+describe.runIf(native)('a reader thread that dies', () => {
+  it('between runs: the next run reads everything, blames nobody, and a new thread takes over', async () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'ok'), '3\n');
+    const lost: boolean[] = [];
+    const blocked: string[] = [];
+    const r = reader({ onThreadLost: (i) => lost.push(i.running), onBlocked: (g) => blocked.push(g) });
+    const job = (): Job<string | undefined>[] => [{ group: 'p', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) }];
+    expect(await r.run(job())).toEqual([{ kind: 'done', value: '3\n' }]);
+    expect(r.killIdleThreadForTest()).toBe(true);
+    await waitFor(() => r.threadsLost === 1);
+    expect(await r.run(job())).toEqual([{ kind: 'done', value: '3\n' }]);
+    expect(lost).toEqual([false]);
+    expect(blocked).toEqual([]);
+    expect(r.timeouts).toBe(0);
+    expect(r.threadStats()).toMatchObject({ started: 2, lost: 1, blocked: 0 });
+  });
+});
+
+describe('without the native library', () => {
+  it('runs the same programs directly and says why', async () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'ok'), '9\n');
+    const r = new BoundedReads({ readTimeoutMs: TIMEOUT, library: path.join(d, 'libmissing.so') });
+    readers.push(r);
+    expect(r.mode).toBe('direct');
+    expect(r.unavailable).toMatch(/libmissing\.so/);
+    expect(await r.run([{ group: 'p', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) }])).toEqual([{ kind: 'done', value: '9\n' }]);
+  });
+});
