@@ -1,11 +1,26 @@
-/** Reads the YAML config; every problem in it (and in the flow files it names) is reported at once. */
-import { readFileSync, realpathSync } from 'node:fs';
+/**
+ * Reads the YAML config; every problem in it (and in the flow files it names) is reported at
+ * once. Fast path first: the config through the YAML fast path (fastyaml.ts) and its JSON flow
+ * files through JSON.parse, validated as plain values; only a config with a problem (or outside
+ * the fast path's YAML) is parsed again by the `yaml` library, for positions. Loading is a run
+ * of steps (steps.ts): loadConfig() and parseConfig() run them at once, loadConfigAsync() reads
+ * through the bounded reader and lets the event loop turn between slices.
+ *
+ * For code that adds to the config: read fields through Fields (f.string(), f.object(), ...,
+ * f.isObject(node), f.valueOf(node)), never through the yaml library's node API: the fast path
+ * hands Fields plain values. Reads of files go through steps (step(program)), not fs.
+ */
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { isMap, type Node } from 'yaml';
 import { type Mtu, ProfileRegistry, type ProviderProfile, type Rational, DEFAULT_AUDIO_GRAIN_DURATION, IB_MTUS, grainOf, MediaError } from '../model/index.js';
-import { type FlowDefinition, loadFlowFile, mediaOf, readFlow } from '../flows/definition.js';
+import { type FlowDefinition, mediaOf, readFlow } from '../flows/definition.js';
 import { Fields } from '../input/fields.js';
 import { InputError, type PathItem, type Problem, SourceText } from '../input/problems.js';
+import { parseYamlFast } from '../input/fastyaml.js';
+import { type ReadProgram, read } from '../reads/program.js';
+import { errnoName } from '../reads/ops.js';
+import type { BoundedReads } from '../reads/bounded.js';
+import { FlowFiles } from './flowfiles.js';
+import { PAUSE, type Steps, pausing, runSteps, runStepsAsync, step } from './steps.js';
 import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
 import { type Config, type DomainConfig, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
@@ -23,30 +38,68 @@ export const DEFAULTS = { intervalMs: 1000, windowMs: 10_000, driftTolerance: 0.
 export const DEVICE_NAME = /^[A-Za-z0-9_.:-]{1,63}$/;
 
 export function loadConfig(file: string): Config {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InputError([{ file, line: 1, col: 1, field: '', reason: `cannot read config: ${(e as Error).message}` }]);
-  }
-  return parseConfig(file, text);
+  return runSteps(configSteps(file));
+}
+
+/** loadConfig() with its reads on `reader` and the event loop turning between slices of work. */
+export function loadConfigAsync(file: string, reader?: BoundedReads): Promise<Config> {
+  return runStepsAsync(configSteps(file), reader);
 }
 
 export function parseConfig(file: string, text: string): Config {
+  return runSteps(parseSteps(file, text));
+}
+
+function* configSteps(file: string): Steps<Config> {
+  const text = yield* step(readConfigText(file));
+  if (typeof text !== 'string') throw new InputError([{ file, line: 1, col: 1, field: '', reason: `cannot read config: ${text.error}` }]);
+  return yield* parseSteps(file, text);
+}
+
+function* parseSteps(file: string, text: string): Steps<Config> {
+  const flows = new FlowFiles();
+  const value = yield* pausing(parseYamlFast(text));
+  if (value !== undefined) {
+    const fast = yield* readConfigSteps(file, SourceText.plain(file, value), flows);
+    if (fast.problems.length === 0) return fast.config;
+  }
+  // The fast path found a problem, or the text is YAML it does not read: positions.
   const src = SourceText.parse(file, text);
-  const problems: Problem[] = src.syntaxProblems();
-  if (problems.length) throw new InputError(problems);
+  const syntax = src.syntaxProblems();
+  if (syntax.length) throw new InputError(syntax);
+  const slow = yield* readConfigSteps(file, src, flows);
+  if (slow.problems.length) throw new InputError(slow.problems);
+  return slow.config;
+}
+
+/** The config's text: its size, then that many bytes (again, larger, if it grew in between). */
+function* readConfigText(file: string): ReadProgram<string | { error: string }> {
+  const st = yield* read([{ kind: 'stat', path: file }]);
+  let size = st.stat(0)?.size;
+  if (size === undefined) return { error: `${st.error(0, 'stat')} '${file}'` };
+  for (;;) {
+    const r = yield* read([{ kind: 'readFile', path: file, max: size + 1 }]);
+    if (!r.ok(0)) return { error: `${errnoName(r.status(0))}: read '${file}'` };
+    if (r.status(0) <= size) return r.bytes(0).toString('utf8');
+    size *= 2;
+  }
+}
+
+function* readConfigSteps(file: string, src: SourceText, flowFiles: FlowFiles): Steps<{ config: Config; problems: Problem[] }> {
+  const problems: Problem[] = [];
   const root = src.root() === null ? undefined : Fields.root(src, problems);
-  const config = root ? readConfig(file, root) : emptyConfig(file);
-  if (problems.length) throw new InputError(problems);
-  return config;
+  const config = root ? yield* readConfig(file, root, flowFiles) : emptyConfig(file);
+  return { config, problems };
 }
 
 function emptyConfig(file: string): Config {
   return { file, sampling: { intervalMs: DEFAULTS.intervalMs, windowMs: DEFAULTS.windowMs }, driftTolerance: DEFAULTS.driftTolerance, providers: new ProfileRegistry(), ports: [], flows: [], domains: [] };
 }
 
-function readConfig(file: string, root: Fields): Config {
+/** Bindings between pauses. */
+const BINDINGS_PER_SLICE = 100;
+
+function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Config> {
   root.rejectUnknown(TOP_KEYS);
   const sampling = readSampling(root);
   const drift = root.object('drift', false);
@@ -55,11 +108,26 @@ function readConfig(file: string, root: Fields): Config {
   const headroom = fraction(root, 'headroom') ?? DEFAULTS.headroom;
   const providers = readProviders(root);
   const ports = (root.list('ports', false) ?? []).flatMap((i) => readPort(root, i.node, i.path, providers, headroom) ?? []);
-  const flows = (root.list('flows', false) ?? []).flatMap((i) => readBinding(root, i.node, i.path, file, providers, ports) ?? []);
+  const items = root.list('flows', false) ?? [];
+  const base = dirname(resolve(file));
+  yield* flowFiles.load(items.flatMap((i) => flowFileOf(root, i.node, base) ?? []));
+  const flows: ReadBinding[] = [];
+  for (let k = 0; k < items.length; k++) {
+    const b = readBinding(root, items[k]!.node, items[k]!.path, base, providers, ports, flowFiles);
+    if (b) flows.push(b);
+    if (k % BINDINGS_PER_SLICE === BINDINGS_PER_SLICE - 1) yield PAUSE;
+  }
   const domains = (root.list('domains', false) ?? []).flatMap((i) => readDomain(root, i.node, i.path, providers, ports) ?? []);
   rejectDuplicates(root, ports, flows);
   const implied = [...flows.map((f) => f.binding), ...domains];
   return { file, sampling, driftTolerance, providers, ports: withImpliedPorts(ports, implied, headroom), flows: flows.map((f) => f.binding), domains };
+}
+
+/** The absolute path a binding's `flow:` names, when it names a file (checked in readFlowRef). */
+function flowFileOf(root: Fields, node: unknown, base: string): string | undefined {
+  if (!root.isObject(node)) return undefined;
+  const rel = root.src.tree.scalar(root.src.tree.get(node, 'flow'));
+  return typeof rel === 'string' && !rel.includes('\0') ? resolve(base, rel) : undefined;
 }
 
 function readSampling(root: Fields): Config['sampling'] {
@@ -113,7 +181,7 @@ function readProvider(f: Fields, providers: ProfileRegistry, fallback: ProviderP
   return p;
 }
 
-function readPort(root: Fields, node: Node, path: PathItem[], providers: ProfileRegistry, headroom: number): PortConfig | undefined {
+function readPort(root: Fields, node: unknown, path: PathItem[], providers: ProfileRegistry, headroom: number): PortConfig | undefined {
   const f = root.child(node, path);
   if (!f) return undefined;
   f.rejectUnknown(PORT_KEYS);
@@ -161,12 +229,12 @@ interface ReadBinding {
 }
 
 function readBinding(
-  root: Fields, node: Node, path: PathItem[], file: string, providers: ProfileRegistry, ports: PortConfig[],
+  root: Fields, node: unknown, path: PathItem[], base: string, providers: ProfileRegistry, ports: PortConfig[], flowFiles: FlowFiles,
 ): ReadBinding | undefined {
   const f = root.child(node, path);
   if (!f) return undefined;
   f.rejectUnknown(FLOW_KEYS);
-  const flow = readFlowRef(f, file);
+  const flow = readFlowRef(f, base, flowFiles);
   const { device, port } = readPortRef(f);
   const direction = f.oneOf<Direction>('direction', ['tx', 'rx'], true);
   const portConfig = ports.find((p) => p.device === device && p.port === port);
@@ -178,7 +246,7 @@ function readBinding(
   return { binding: { flow, device, port, direction, provider, grainDuration, origin: 'config' }, node: f };
 }
 
-function readDomain(root: Fields, node: Node, path: PathItem[], providers: ProfileRegistry, ports: PortConfig[]): DomainConfig | undefined {
+function readDomain(root: Fields, node: unknown, path: PathItem[], providers: ProfileRegistry, ports: PortConfig[]): DomainConfig | undefined {
   const f = root.child(node, path);
   if (!f) return undefined;
   f.rejectUnknown(DOMAIN_KEYS);
@@ -198,7 +266,7 @@ function readDomain(root: Fields, node: Node, path: PathItem[], providers: Profi
 function patterns(f: Fields, key: string): string[] {
   const items = f.list(key, false) ?? [];
   return items.flatMap((item) => {
-    const v = item.node.toJSON() as unknown;
+    const v = f.valueOf(item.node);
     if (typeof v === 'string' && v !== '') return [v];
     f.problems.push(f.src.problem(item.node, item.path, 'expected a non-empty string (a glob on label, id or group hint)'));
     return [];
@@ -215,20 +283,19 @@ function checkGrain(f: Fields, flow: FlowDefinition, grainDuration: Rational): v
 }
 
 /** `flow:` is a path (relative to the config's folder, never outside it) or an inline flow. */
-function readFlowRef(f: Fields, configFile: string): FlowDefinition | undefined {
+function readFlowRef(f: Fields, base: string, flowFiles: FlowFiles): FlowDefinition | undefined {
   const n = f.at('flow');
   if (n === undefined) return f.missing('flow', 'flow definition (a file path or an inline NMOS flow)');
-  if (isMap(n)) return readFlow(new Fields(f.src, n, [...f.path, 'flow'], f.problems));
+  if (f.isObject(n)) return readFlow(new Fields(f.src, n, [...f.path, 'flow'], f.problems));
   const rel = f.string('flow', true);
   if (rel === undefined) return undefined;
-  const base = dirname(resolve(configFile));
   const target = resolve(base, rel);
-  if (rel.includes('\0') || !isInside(base, target) || !isInside(realOr(base), realOr(target))) {
+  if (rel.includes('\0') || !isInside(base, target) || !isInside(flowFiles.realDir(base), flowFiles.realPath(target))) {
     f.report('flow', `"${rel}" is outside the config's folder ${base}; flow files must live under it (symlinks included)`);
     return undefined;
   }
   try {
-    return loadFlowFile(target);
+    return flowFiles.get(target);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     f.report('flow', `flow definition ${rel} is invalid (${e.problems.length} problem${e.problems.length > 1 ? 's' : ''} below)`);
@@ -240,15 +307,6 @@ function readFlowRef(f: Fields, configFile: string): FlowDefinition | undefined 
 function isInside(dir: string, file: string): boolean {
   const inside = relative(dir, file);
   return !inside.startsWith('..') && !isAbsolute(inside);
-}
-
-/** The path with symlinks resolved; the path itself when it does not exist (reported later). */
-function realOr(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 function rejectDuplicates(root: Fields, ports: PortConfig[], flows: ReadBinding[]): void {

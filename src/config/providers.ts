@@ -1,5 +1,4 @@
 /** User provider profiles from YAML (`providers:`), checked like the built-ins. */
-import type { Node } from 'yaml';
 import { type ProviderProfile, ProfileRegistry, profileProblems, BUILTIN_PROFILES } from '../model/index.js';
 import type { Fields } from '../input/fields.js';
 import type { PathItem } from '../input/problems.js';
@@ -39,7 +38,7 @@ export function readProviders(root: Fields): ProfileRegistry {
   return new ProfileRegistry(extra);
 }
 
-function readProfile(root: Fields, node: Node, path: PathItem[], known: ProviderProfile[]): ProviderProfile | undefined {
+function readProfile(root: Fields, node: unknown, path: PathItem[], known: ProviderProfile[]): ProviderProfile | undefined {
   const f = root.child(node, path);
   if (!f) return undefined;
   f.rejectUnknown(PROFILE_KEYS);

@@ -5,6 +5,7 @@ import { DomainWatcher, type DomainClock, type DomainFlow, type WriterProbe } fr
 import type { FlowInfo } from './flowinfo.js';
 import type { TransferOptions } from '../model/index.js';
 import type { BoundedReads } from '../reads/bounded.js';
+import { runSync } from '../reads/program.js';
 
 export interface DomainMonitorOptions {
   readonly clock: DomainClock;
@@ -38,8 +39,11 @@ export class DomainMonitor {
     this.watchers = domains.map((domain) => ({ domain, watcher: new DomainWatcher(domain.path, opts.clock, opts.probe) }));
   }
 
-  /** Scans and samples every domain (header reads on `reader`); true when the discovered bindings changed. */
-  async tick(windowMs: number, reader: BoundedReads): Promise<boolean> {
+  /**
+   * Without a reader (the `check` command) the header reads run here and now, and the tick is
+   * done when this returns (the promise only carries the answer).
+   */
+  async tick(windowMs: number, reader?: BoundedReads): Promise<boolean> {
     let changed = false;
     const windowNs = BigInt(windowMs) * 1_000_000n;
     const jobs = this.watchers.flatMap(({ domain, watcher }) => {
@@ -49,7 +53,8 @@ export class DomainMonitor {
       changed ||= added.length > 0 || removed.length > 0;
       return watcher.sampleJobs(windowNs, `domain ${domain.path}`);
     });
-    if (jobs.length > 0) await reader.run(jobs);
+    if (jobs.length > 0 && reader) await reader.run(jobs);
+    else for (const j of jobs) runSync(j.program);
     this.ticks++;
     if (changed) this.bound = this.watchers.flatMap(({ domain, watcher }) => watcher.all().filter((f) => selects(domain, f)).map((f) => bind(domain, f)));
     return changed;

@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
-import { loadConfig } from '../config/load.js';
+import { DEFAULTS, loadConfigAsync } from '../config/load.js';
 import { type Config, portKey } from '../config/types.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { Planner } from '../predictions/plan.js';
@@ -48,6 +48,9 @@ export class Daemon {
   private server: Server | undefined;
   private measurement!: Measurement;
   private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
+  /** The reload running, and the one asked for while it runs (the file may have changed again). */
+  private reloading: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
+  private reloadNext: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
   private readonly metrics: Metrics;
 
   constructor(private readonly opts: DaemonOptions) {
@@ -57,7 +60,8 @@ export class Daemon {
   /** Loads the config (throws InputError when it is invalid), samples once, listens. */
   async start(): Promise<void> {
     const web = this.opts.webConfigFile ? new WebConfigWatcher(this.opts.webConfigFile, this.opts.log) : undefined;
-    this.apply(loadConfig(this.opts.configFile));
+    this.apply(await loadConfigAsync(this.opts.configFile, this.readerFor(DEFAULTS.intervalMs)));
+    this.reader!.readTimeoutMs = defaultReadTimeoutMs(this.config.sampling.intervalMs);
     this.measurement = this.opts.measurement ?? selectSources({ sysfsRoot: this.opts.sysfsRoot });
     for (const note of this.measurement.notes) this.opts.log.info(note);
     await this.startSampler();
@@ -84,10 +88,27 @@ export class Daemon {
     return this.server!.address() as AddressInfo;
   }
 
-  async reload(): Promise<{ ok: true } | { ok: false; error: string }> {
+  /**
+   * Loads the config again beside the event loop (scrapes and /-/healthy keep answering); a bad
+   * config keeps the running one. Asked for while one runs: one more runs after it.
+   */
+  reload(): Promise<{ ok: true } | { ok: false; error: string }> {
+    if (this.reloading === undefined) {
+      const run = this.reloadOnce().finally(() => {
+        this.reloading = this.reloadNext;
+        this.reloadNext = undefined;
+      });
+      this.reloading = run;
+      return run;
+    }
+    this.reloadNext ??= this.reloading.then(() => this.reloadOnce());
+    return this.reloadNext;
+  }
+
+  private async reloadOnce(): Promise<{ ok: true } | { ok: false; error: string }> {
     let next: Config;
     try {
-      next = loadConfig(this.opts.configFile);
+      next = await loadConfigAsync(this.opts.configFile, this.reader);
     } catch (e) {
       this.reloadStatus.ok = false;
       const error = e instanceof InputError ? e.problems.map(formatProblem).join('; ') : (e as Error).message;
@@ -97,6 +118,7 @@ export class Daemon {
     const samplingChanged = JSON.stringify(next.sampling) !== JSON.stringify(this.config.sampling);
     this.apply(next);
     if (samplingChanged) {
+      if (this.reader) this.reader.readTimeoutMs = defaultReadTimeoutMs(next.sampling.intervalMs);
       this.sampler?.stop();
       await this.startSampler();
     }
@@ -146,6 +168,7 @@ export class Daemon {
         if (!this.sampler?.ports.has(group)) log.error({ group, error: 'ETIMEDOUT', timeout_ms: i.timeoutMs, blocked_threads: i.blockedThreads }, 'read blocked; skipped until it returns');
       },
       threadLost: (i) => log.error({ running: i.running }, 'a reader thread died; replaced (no port blamed)'),
+      paused: (i) => log.error({ blocked_threads: i.blockedThreads, err: i.error }, 'reads paused: every reader thread is blocked in the kernel'),
     });
     return this.reader;
   }

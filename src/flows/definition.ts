@@ -126,7 +126,7 @@ function readGroupHints(f: Fields): string[] {
   if (items.length === 0) tags.report(GROUP_HINT_TAG, 'needs at least one group hint');
   const hints: string[] = [];
   for (const item of items) {
-    const value = item.node.toJSON() as unknown;
+    const value = f.valueOf(item.node);
     const reason = typeof value === 'string' ? groupHintProblem(value) : 'must be a string';
     if (reason) f.problems.push(f.src.problem(item.node, item.path, reason));
     else hints.push(value as string);

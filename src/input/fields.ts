@@ -1,11 +1,16 @@
-/** Typed, positioned reads of YAML/JSON mappings; every bad field becomes a Problem, none throws. */
-import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
+/**
+ * Typed reads of YAML/JSON mappings; every bad field becomes a Problem, none throws. The same
+ * reads run over yaml's nodes (problems say where) or over plain values (the fast path: when it
+ * finds a problem the caller parses again with positions); `src.tree` knows which. A node is
+ * opaque here: ask Fields (isObject, valueOf), not the yaml library, what it holds.
+ */
 import type { PathItem, Problem, SourceText } from './problems.js';
 
 export class Fields {
   constructor(
     readonly src: SourceText,
-    readonly node: YAMLMap,
+    /** A mapping node of `src`. */
+    readonly node: unknown,
     readonly path: readonly PathItem[],
     readonly problems: Problem[],
   ) {}
@@ -13,22 +18,31 @@ export class Fields {
   /** Reads the document root (or reports it) as a mapping. */
   static root(src: SourceText, problems: Problem[]): Fields | undefined {
     const root = src.root();
-    if (isMap(root)) return new Fields(src, root, [], problems);
+    if (src.tree.isMap(root)) return new Fields(src, root, [], problems);
     problems.push(src.problem(root, [], 'expected a mapping (an object) at the top level'));
     return undefined;
   }
 
-  at(key: string): Node | undefined {
-    const v = this.node.get(key, true);
-    return v === null || v === undefined ? undefined : (v as Node);
+  at(key: string): unknown {
+    return this.src.tree.get(this.node, key);
   }
 
   has(key: string): boolean {
-    return this.node.has(key);
+    return this.src.tree.has(this.node, key);
   }
 
   keys(): string[] {
-    return this.node.items.map((p) => String(isScalar(p.key) ? p.key.value : p.key));
+    return this.src.tree.keys(this.node);
+  }
+
+  /** Whether a node (from at() or list()) is a mapping. */
+  isObject(node: unknown): boolean {
+    return this.src.tree.isMap(node);
+  }
+
+  /** A node as plain values. */
+  valueOf(node: unknown): unknown {
+    return this.src.tree.value(node);
   }
 
   report(key: string | undefined, reason: string): void {
@@ -40,8 +54,7 @@ export class Fields {
   rejectUnknown(known: readonly string[]): void {
     for (const k of this.keys()) {
       if (known.includes(k)) continue;
-      const pair = this.node.items.find((i) => String(isScalar(i.key) ? i.key.value : i.key) === k);
-      this.problems.push(this.src.problem(pair?.key, [...this.path, k], `unknown field${hint(k, known)}`));
+      this.problems.push(this.src.problem(this.src.tree.keyNode(this.node, k), [...this.path, k], `unknown field${hint(k, known)}`));
     }
   }
 
@@ -52,7 +65,9 @@ export class Fields {
 
   scalar(key: string): unknown {
     const n = this.at(key);
-    return isScalar(n) ? n.value : n === undefined ? undefined : NOT_SCALAR;
+    if (n === undefined) return undefined;
+    const t = this.src.tree;
+    return t.isMap(n) || t.isSeq(n) ? NOT_SCALAR : t.scalar(n);
   }
 
   string(key: string, required: boolean): string | undefined {
@@ -99,21 +114,21 @@ export class Fields {
   object(key: string, required: boolean): Fields | undefined {
     const n = this.at(key);
     if (n === undefined) return required ? this.missing(key, 'object') : undefined;
-    if (!isMap(n)) return this.bad(key, 'expected an object (a mapping)');
+    if (!this.src.tree.isMap(n)) return this.bad(key, 'expected an object (a mapping)');
     return new Fields(this.src, n, [...this.path, key], this.problems);
   }
 
   /** Items of a sequence, each with its path; reports a non-sequence. */
-  list(key: string, required: boolean): { node: Node; path: PathItem[] }[] | undefined {
+  list(key: string, required: boolean): { node: unknown; path: PathItem[] }[] | undefined {
     const n = this.at(key);
     if (n === undefined) return required ? this.missing(key, 'list') : undefined;
-    if (!isSeq(n)) return this.bad(key, 'expected a list');
-    return n.items.map((item, i) => ({ node: item as Node, path: [...this.path, key, i] }));
+    if (!this.src.tree.isSeq(n)) return this.bad(key, 'expected a list');
+    return this.src.tree.items(n).map((item, i) => ({ node: item, path: [...this.path, key, i] }));
   }
 
   /** A child mapping at an arbitrary node (list item). */
-  child(node: Node, path: PathItem[]): Fields | undefined {
-    if (isMap(node)) return new Fields(this.src, node, path, this.problems);
+  child(node: unknown, path: PathItem[]): Fields | undefined {
+    if (this.src.tree.isMap(node)) return new Fields(this.src, node, path, this.problems);
     this.problems.push(this.src.problem(node, path, 'expected an object (a mapping)'));
     return undefined;
   }

@@ -1,5 +1,5 @@
 /** Positioned input problems: every one names the file, line, column and field. */
-import { Document, LineCounter, isNode, type Node, parseDocument } from 'yaml';
+import { type Document, LineCounter, isMap, isNode, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq, parseDocument } from 'yaml';
 
 export interface Position {
   readonly line: number;
@@ -38,12 +38,69 @@ export const formatPath = (path: readonly PathItem[]): string =>
     return acc ? `${acc}.${k}` : k;
   }, '');
 
-/** A parsed YAML or JSON text that can say where any of its nodes is. */
+/**
+ * How Fields walks a document: the `yaml` library's nodes, which know where they are, or the
+ * plain values JSON.parse and the YAML fast path (fastyaml.ts) give, which do not. A node is
+ * whatever the tree hands out; undefined means absent.
+ */
+export interface Tree {
+  isMap(n: unknown): boolean;
+  isSeq(n: unknown): boolean;
+  /** A mapping's value for `key` (undefined: no such key). */
+  get(map: unknown, key: string): unknown;
+  has(map: unknown, key: string): boolean;
+  keys(map: unknown): string[];
+  /** The node of `key` itself (yaml: the key scalar, for where an unknown key is). */
+  keyNode(map: unknown, key: string): unknown;
+  items(seq: unknown): unknown[];
+  /** A scalar's value. */
+  scalar(n: unknown): unknown;
+  /** Any node as plain values. */
+  value(n: unknown): unknown;
+}
+
+const keyText = (k: unknown): string => String(isScalar(k) ? k.value : k);
+
+const yamlTree: Tree = {
+  isMap: (n) => isMap(n),
+  isSeq: (n) => isSeq(n),
+  get: (map, key) => {
+    const v = (map as YAMLMap).get(key, true);
+    return v === null ? undefined : v;
+  },
+  has: (map, key) => (map as YAMLMap).has(key),
+  keys: (map) => (map as YAMLMap).items.map((p) => keyText(p.key)),
+  keyNode: (map, key) => (map as YAMLMap).items.find((i) => keyText(i.key) === key)?.key,
+  items: (seq) => (seq as YAMLSeq).items,
+  scalar: (n) => (isScalar(n) ? n.value : undefined),
+  value: (n) => (isNode(n) ? n.toJSON() : n),
+};
+
+/** JSON null is a value, not an absence: it travels as this. */
+const NULL_NODE = Object.freeze({ null: true });
+const plainNode = (v: unknown): unknown => (v === null ? NULL_NODE : v);
+const isObject = (n: unknown): n is Record<string, unknown> => typeof n === 'object' && n !== null && n !== NULL_NODE && !Array.isArray(n);
+
+const plainTree: Tree = {
+  isMap: isObject,
+  isSeq: (n) => Array.isArray(n),
+  get: (map, key) => (isObject(map) && Object.hasOwn(map, key) ? plainNode(map[key]) : undefined),
+  has: (map, key) => isObject(map) && Object.hasOwn(map, key),
+  keys: (map) => (isObject(map) ? Object.keys(map) : []),
+  keyNode: () => undefined,
+  items: (seq) => (Array.isArray(seq) ? seq.map(plainNode) : []),
+  scalar: (n) => (n === NULL_NODE ? null : n),
+  value: (n) => (n === NULL_NODE ? null : n),
+};
+
+/** A parsed YAML or JSON text that can say where any of its nodes is (when it has positions). */
 export class SourceText {
   private constructor(
     readonly file: string,
-    readonly doc: Document.Parsed,
-    private readonly lines: LineCounter,
+    readonly tree: Tree,
+    private readonly rootNode: unknown,
+    private readonly errors: Document.Parsed['errors'],
+    private readonly lines: LineCounter | undefined,
   ) {}
 
   /** JSON is parsed as YAML 1.2 (a superset) so both report positions the same way. */
@@ -58,40 +115,47 @@ export class SourceText {
       if (!(e instanceof RangeError)) throw e;
       throw new InputError([{ file, line: 1, col: 1, field: '', reason: `the document nests too deeply to parse (${e.message})` }]);
     }
-    return new SourceText(file, doc, lines);
+    return new SourceText(file, yamlTree, doc.contents, doc.errors, lines);
+  }
+
+  /**
+   * Plain values (JSON.parse, or the YAML fast path), many times faster to read than the YAML
+   * parser's nodes but without positions: validate with them, and parse again with `parse` to
+   * report what is wrong.
+   */
+  static plain(file: string, value: unknown): SourceText {
+    return new SourceText(file, plainTree, plainNode(value), [], undefined);
   }
 
   /**
    * JSON read with JSON.parse, about 9x faster than the YAML parser (10,000 flow files load
-   * in a fraction of the time), but without positions: use it to validate, and parse again
-   * with `parse` to report. Undefined when the text is not plain JSON. (JSON.parse keeps the
-   * last of duplicate keys; the YAML parser reports them, so a file with any is reported there
-   * only if something else in it is wrong.)
+   * in a fraction of the time), but without positions (see plain()). Undefined when the text
+   * is not plain JSON. (JSON.parse keeps the last of duplicate keys; the YAML parser reports
+   * them, so a file with any is reported there only if something else in it is wrong.)
    */
   static parseJsonFast(file: string, text: string): SourceText | undefined {
     if (!/^\s*[{[]/.test(text)) return undefined;
-    let value: unknown;
     try {
-      value = JSON.parse(text);
+      return SourceText.plain(file, JSON.parse(text));
     } catch {
       return undefined;
     }
-    try {
-      return new SourceText(file, new Document(value) as Document.Parsed, new LineCounter());
-    } catch {
-      return undefined; // nesting too deep for yaml's node builder: the slow path reports it
-    }
+  }
+
+  /** Whether problems found here say where they are (plain values do not). */
+  get positioned(): boolean {
+    return this.lines !== undefined;
   }
 
   syntaxProblems(): Problem[] {
-    return this.doc.errors.map((e) => {
-      const pos = this.lines.linePos(e.pos[0]);
+    return this.errors.map((e) => {
+      const pos = this.lines!.linePos(e.pos[0]);
       return { file: this.file, line: pos.line, col: pos.col, field: '', reason: e.message.split('\n')[0] ?? e.message };
     });
   }
 
   positionOf(node: unknown): Position {
-    if (isNode(node) && node.range) return this.lines.linePos(node.range[0]);
+    if (this.lines && isNode(node) && node.range) return this.lines.linePos(node.range[0]);
     return { line: 1, col: 1 };
   }
 
@@ -100,7 +164,8 @@ export class SourceText {
     return { file: this.file, line: pos.line, col: pos.col, field: formatPath(field), reason };
   }
 
-  root(): Node | null {
-    return this.doc.contents;
+  /** The document's root node; null for an empty document. */
+  root(): unknown {
+    return this.rootNode === NULL_NODE ? null : (this.rootNode as Node | null);
   }
 }

@@ -63,6 +63,8 @@ export interface ReadListener {
   blocked?(group: string, info: { readonly timeoutMs: number; readonly blockedThreads: number }): void;
   recovered?(group: string): void;
   threadLost?(info: { readonly running: boolean }): void;
+  /** Every reader thread is blocked: nothing is read until one returns (said once, until then). */
+  paused?(info: { readonly blockedThreads: number; readonly error: string }): void;
 }
 
 type Executed =
@@ -93,18 +95,23 @@ export class BoundedReads {
   threadsLost = 0;
   private readonly threads: ReaderThreads | undefined;
   private readonly blocked = new Map<string, Blocked>();
+  /** Groups whose last read completed. */
+  private readonly trusted = new Set<string>();
   private readonly abandoned = new Map<number, string>();
   private readonly waiting = new Map<number, (e: 'done' | 'crashed') => void>();
   private queue: Promise<unknown> = Promise.resolve();
   private lastEncoding: { readonly batches: readonly OpBatch[]; readonly request: Buffer; readonly ops: number; readonly outputBytes: number } | undefined;
   private closed = false;
   private readonly listeners = new Set<ReadListener>();
+  private pausedSaid = false;
+  private timeoutMs: number;
   /** Reused by every request (Results are only valid until their program yields again). */
   private out: Buffer | undefined;
   /** Moves on with every request that reuses `out`: Results of older ones refuse to answer. */
   private readonly lease = { generation: 0 };
 
   constructor(private readonly opts: BoundedReadsOptions) {
+    this.timeoutMs = opts.readTimeoutMs;
     this.listeners.add({ blocked: opts.onBlocked, recovered: opts.onRecovered, threadLost: opts.onThreadLost });
     let threads: ReaderThreads | undefined;
     let unavailable: string | undefined;
@@ -127,8 +134,13 @@ export class BoundedReads {
     return () => void this.listeners.delete(l);
   }
 
+  /** A request that completes no op for this long is given up (the daemon follows its sampling interval). */
   get readTimeoutMs(): number {
-    return this.opts.readTimeoutMs;
+    return this.timeoutMs;
+  }
+
+  set readTimeoutMs(ms: number) {
+    this.timeoutMs = ms;
   }
 
   /** Given-up reader threads still inside a call, as far as their notices have arrived. */
@@ -148,6 +160,7 @@ export class BoundedReads {
   /** Forget a group (its port went away): a port that comes back starts afresh. */
   forget(group: string): void {
     this.blocked.delete(group);
+    this.trusted.delete(group);
   }
 
   /** Runs the jobs (after any run still going); one outcome per job, in order. */
@@ -200,7 +213,7 @@ export class BoundedReads {
     });
     let stalls = 0;
     while (live.length > 0) {
-      const round = live;
+      const round = this.trustedFirst(live, jobs);
       live = [];
       const r = this.closed ? ({ kind: 'paused', error: 'EAGAIN: the reader is closed' } as const) : await this.execute(round.map((l) => l.batch));
       if (r.kind === 'done') {
@@ -209,8 +222,11 @@ export class BoundedReads {
       }
       if (r.kind === 'paused') {
         for (const l of round) end(l, { kind: 'paused', error: r.error });
+        if (!this.pausedSaid) for (const l of this.listeners) l.paused?.({ blockedThreads: this.blockedThreads, error: r.error });
+        this.pausedSaid = true;
         continue;
       }
+      this.pausedSaid = false;
       let at = 0;
       let blame: string | undefined;
       if (r.kind === 'stuck') {
@@ -229,7 +245,7 @@ export class BoundedReads {
         const results = r.results[k]!;
         if (jobs[l.job]!.group === blame) {
           closeOpened(l.batch, results);
-          end(l, { kind: 'blocked', fresh: true, error: `ETIMEDOUT: read blocked for more than ${this.opts.readTimeoutMs} ms` });
+          end(l, { kind: 'blocked', fresh: true, error: `ETIMEDOUT: read blocked for more than ${this.timeoutMs} ms` });
         } else if (span[1] <= r.at) {
           advance(l.job, results);
         } else if (stalls >= (this.opts.maxStallsPerRun ?? 3)) {
@@ -242,6 +258,17 @@ export class BoundedReads {
       });
     }
     return out;
+  }
+
+  /**
+   * Groups whose last read completed go first in a request: a group that may hang (it never
+   * answered yet, or its blocked read only just returned) can then only delay the groups after
+   * it, never one that is known to answer.
+   */
+  private trustedFirst<T>(live: readonly Live[], jobs: readonly Job<T>[]): Live[] {
+    const trusted = live.filter((l) => this.trusted.has(jobs[l.job]!.group));
+    if (trusted.length === live.length || trusted.length === 0) return [...live];
+    return [...trusted, ...live.filter((l) => !this.trusted.has(jobs[l.job]!.group))];
   }
 
   private execute(batches: readonly OpBatch[]): Promise<Executed> | Executed {
@@ -260,7 +287,7 @@ export class BoundedReads {
 
   private await(id: number, batches: readonly OpBatch[], ops: number, outputBytes: number): Promise<Executed> {
     const threads = this.threads!;
-    const timeout = this.opts.readTimeoutMs;
+    const timeout = this.timeoutMs;
     threads.hold(true);
     return new Promise<Executed>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
@@ -330,13 +357,15 @@ export class BoundedReads {
 
   private blockedNow(group: string, batchId: number): void {
     this.timeouts++;
+    this.trusted.delete(group);
     this.abandoned.set(batchId, group);
     this.blocked.set(group, { batchId });
-    const info = { timeoutMs: this.opts.readTimeoutMs, blockedThreads: this.blockedThreads };
+    const info = { timeoutMs: this.timeoutMs, blockedThreads: this.blockedThreads };
     for (const l of this.listeners) l.blocked?.(group, info);
   }
 
   private succeeded(group: string): void {
+    this.trusted.add(group);
     if (!this.blocked.has(group)) return;
     this.blocked.delete(group);
     for (const l of this.listeners) l.recovered?.(group);

@@ -104,36 +104,40 @@ export class OpBatch {
   encoding(): { readonly ops: Buffer; readonly inputs: Buffer } {
     if (this.encoded) return this.encoded;
     const records = Buffer.alloc(this.ops.length * OP_BYTES);
-    const inputs: Buffer[] = [];
+    let total = 0;
+    for (const op of this.ops) total += inputLength(op);
+    const inputs = Buffer.allocUnsafe(total);
     let inAt = 0;
     this.ops.forEach((op, i) => {
-      const input = inputOf(op);
-      encodeOp(records, i * OP_BYTES, op, input ? inAt : 0, input?.length ?? 0);
-      if (input) {
-        inputs.push(input);
-        inAt += input.length;
-      }
+      const n = writeInput(op, inputs, inAt);
+      encodeOp(records, i * OP_BYTES, op, n > 0 ? inAt : 0, n);
+      inAt += n;
     });
-    this.encoded = { ops: records, inputs: Buffer.concat(inputs, inAt) };
+    this.encoded = { ops: records, inputs };
     return this.encoded;
   }
 }
 
-function inputOf(op: Op): Buffer | undefined {
-  switch (op.kind) {
-    case 'readFile':
-    case 'readDir':
-    case 'readLink':
-    case 'stat':
-    case 'open':
-      return Buffer.from(`${op.path}\0`, 'utf8');
-    case 'send':
-      return Buffer.from(op.bytes.buffer, op.bytes.byteOffset, op.bytes.byteLength);
-    case 'ioctl':
-      return Buffer.from(op.arg.buffer, op.arg.byteOffset, op.arg.byteLength);
-    default:
-      return undefined;
+const hasPath = (op: Op): op is Extract<Op, { path: string }> => 'path' in op;
+
+/** Bytes an op's input takes: a path and its NUL, or the bytes to send or pass to ioctl. */
+function inputLength(op: Op): number {
+  if (hasPath(op)) return Buffer.byteLength(op.path, 'utf8') + 1;
+  if (op.kind === 'send') return op.bytes.byteLength;
+  if (op.kind === 'ioctl') return op.arg.byteLength;
+  return 0;
+}
+
+function writeInput(op: Op, to: Buffer, at: number): number {
+  if (hasPath(op)) {
+    const n = to.write(op.path, at, 'utf8');
+    to[at + n] = 0;
+    return n + 1;
   }
+  const bytes = op.kind === 'send' ? op.bytes : op.kind === 'ioctl' ? op.arg : undefined;
+  if (bytes === undefined) return 0;
+  to.set(bytes, at);
+  return bytes.byteLength;
 }
 
 function encodeOp(b: Buffer, at: number, op: Op, inOff: number, inLen: number): void {

@@ -1,0 +1,129 @@
+/**
+ * The flow definition files a config names, read five hundred at a time in one batch (one
+ * open/read/close each, O_NOFOLLOW) and parsed JSON-first (parseFlowText), so 10,000 of them
+ * cost a few batches on the reader thread instead of 10,000 reads and path walks on the event
+ * loop. Whether a file lives under the config's folder is decided from the same reads: the
+ * folder's real path once per folder, and a full realpath only for a file that is itself a
+ * symbolic link (O_NOFOLLOW refused it: ELOOP; it is read again through the link).
+ */
+import { constants as fsConstants, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { type FlowDefinition, parseFlowText } from '../flows/definition.js';
+import { InputError } from '../input/problems.js';
+import { type Op, errnoName } from '../reads/ops.js';
+import { type ReadProgram, read } from '../reads/program.js';
+import { PAUSE, type Steps, step } from './steps.js';
+
+/** Files read per batch. */
+const CHUNK = 500;
+/** A flow definition is a KB or two of JSON: read this much first, the rest only if there is more. */
+const FIRST_READ_BYTES = 8192;
+/** Flow definitions are a few KB of JSON; this guards the reader against a huge file. */
+const MAX_FLOW_FILE_BYTES = 16 * 1024 * 1024;
+/** open(O_NOFOLLOW) of a symbolic link. */
+const ELOOP = -40;
+
+interface Read {
+  readonly def?: FlowDefinition;
+  readonly error?: InputError;
+  /** The file itself is a symbolic link. */
+  readonly linked: boolean;
+}
+
+export class FlowFiles {
+  private readonly reads = new Map<string, Read>();
+  private readonly realDirs = new Map<string, string>();
+
+  /** Reads every file not read yet (absolute paths), pausing between batches. */
+  *load(files: readonly string[]): Steps<void> {
+    const todo = [...new Set(files)].filter((f) => !this.reads.has(f));
+    for (let at = 0; at < todo.length; at += CHUNK) {
+      const chunk = todo.slice(at, at + CHUNK);
+      const texts = yield* step(readChunk(chunk));
+      for (let i = 0; i < chunk.length; i++) {
+        const file = chunk[i]!;
+        const t = texts[i]!;
+        if (typeof t.text !== 'string') this.reads.set(file, { linked: t.linked, error: cannotRead(file, t.text.error) });
+        else this.reads.set(file, { linked: t.linked, ...parsed(file, t.text) });
+        if (i % 50 === 49) yield PAUSE;
+      }
+      yield PAUSE;
+    }
+  }
+
+  /** The definition, as loadFlowFile() would give it: throws InputError. */
+  get(file: string): FlowDefinition {
+    const r = this.reads.get(file);
+    if (r === undefined) throw new InputError([{ file, line: 1, col: 1, field: '', reason: 'flow definition was not read' }]);
+    if (r.error) throw r.error;
+    return r.def!;
+  }
+
+  /** The file's real path (the path itself when it cannot be resolved: reported when read). */
+  realPath(file: string): string {
+    if (this.reads.get(file)?.linked !== false) return realOr(file);
+    return join(this.realDir(dirname(file)), basename(file));
+  }
+
+  /** A folder's real path, resolved once per load. */
+  realDir(dir: string): string {
+    let real = this.realDirs.get(dir);
+    if (real === undefined) this.realDirs.set(dir, (real = realOr(dir)));
+    return real;
+  }
+}
+
+function parsed(file: string, text: string): { def: FlowDefinition } | { error: InputError } {
+  try {
+    return { def: parseFlowText(file, text) };
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    return { error: e };
+  }
+}
+
+function cannotRead(file: string, reason: string): InputError {
+  return new InputError([{ file, line: 1, col: 1, field: '', reason: `cannot read flow definition: ${reason}` }]);
+}
+
+type Text = { readonly linked: boolean; readonly text: string | { readonly error: string } };
+
+/** One read of each file, not through a final symbolic link; links and files longer than the first read go again. */
+function* readChunk(files: readonly string[]): ReadProgram<Text[]> {
+  const r1 = yield* read(files.map((path): Op => ({ kind: 'readFile', path, max: FIRST_READ_BYTES, flags: fsConstants.O_NOFOLLOW })));
+  const texts: Text[] = new Array<Text>(files.length);
+  const again: number[] = [];
+  files.forEach((file, i) => {
+    const st = r1.status(i);
+    if (st === ELOOP || st === FIRST_READ_BYTES) again.push(i);
+    else if (st < 0) texts[i] = { linked: false, text: { error: `${errnoName(st)}: read '${file}'` } };
+    else texts[i] = { linked: false, text: r1.bytes(i).toString('utf8') };
+  });
+  if (again.length > 0) {
+    // Through the link, and as long as the file is.
+    const sizes = yield* read(again.map((i): Op => ({ kind: 'stat', path: files[i]! })));
+    const big = again.map((i, k) => ({ i, linked: r1.status(i) === ELOOP, size: sizes.stat(k)?.size, error: sizes.ok(k) ? undefined : sizes.error(k, 'stat') }));
+    const fits = big.filter((b) => b.size !== undefined && b.size <= MAX_FLOW_FILE_BYTES);
+    for (const b of big) {
+      if (b.error !== undefined) texts[b.i] = { linked: b.linked, text: { error: `${b.error} '${files[b.i]}'` } };
+      else if (b.size! > MAX_FLOW_FILE_BYTES) texts[b.i] = { linked: b.linked, text: { error: `'${files[b.i]}' is larger than a flow definition (${MAX_FLOW_FILE_BYTES} bytes)` } };
+    }
+    const r2 = yield* read(fits.map((b): Op => ({ kind: 'readFile', path: files[b.i]!, max: b.size! + 1 })));
+    fits.forEach((b, k) => {
+      const st = r2.status(k);
+      if (st < 0) texts[b.i] = { linked: b.linked, text: { error: `${errnoName(st)}: read '${files[b.i]}'` } };
+      else if (st > b.size!) texts[b.i] = { linked: b.linked, text: { error: `'${files[b.i]}' changed while it was read` } };
+      else texts[b.i] = { linked: b.linked, text: r2.bytes(k).toString('utf8') };
+    });
+  }
+  return texts;
+}
+
+/** The path with symbolic links resolved; the path itself when it does not exist (reported later). */
+export function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
