@@ -242,8 +242,9 @@ class FlowParser {
 
   constructor(private readonly t: string) {}
 
+  /** Separation in a flow collection: spaces and tabs. */
   space(): void {
-    while (this.t.charCodeAt(this.k) === 32) this.k++;
+    for (let c = this.t.charCodeAt(this.k); c === 32 || c === 9; c = this.t.charCodeAt(this.k)) this.k++;
   }
 
   value(): unknown {
@@ -291,7 +292,8 @@ class FlowParser {
         this.space();
         if (this.t.charCodeAt(this.k) !== 58) throw new Bail(); // { a } or { a, b }
         this.k++;
-        if (this.t.charCodeAt(this.k) !== 32) throw new Bail(); // {a:b} is one plain scalar to yaml
+        const sep = this.t.charCodeAt(this.k);
+        if (sep !== 32 && sep !== 9) throw new Bail(); // {a:b} is one plain scalar to yaml
         map[key] = this.value();
         this.space();
         const c = this.t.charCodeAt(this.k++);
