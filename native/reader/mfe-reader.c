@@ -30,6 +30,8 @@ _Static_assert(sizeof(struct mfr_event_record) == 16, "event records are 16 byte
 
 /* Large enough for readdir/opendir and libc's own needs; reads go to heap buffers. */
 #define STACK_BYTES (256 * 1024)
+/* A freed batch block is kept for the next request up to this size (a tick's is ~200 KB). */
+#define SPARE_MAX (2u << 20)
 /* A request or its output above this is a caller bug, not a workload. */
 #define MAX_BYTES (256u << 20)
 
@@ -572,7 +574,7 @@ int64_t mfr_collect(mfr *r, uint64_t id, uint8_t *out, uint64_t out_len) {
   int64_t rc = copy_out(b, atomic_load_explicit(&b->done, memory_order_acquire), out, out_len);
   if (rc >= 0) {
     unlink_batch(r, b); /* done: its thread moved on; crashed: its thread is gone */
-    if (!r->spare || r->spare_size < b->size) {
+    if (b->size <= SPARE_MAX && (!r->spare || r->spare_size < b->size)) {
       free(r->spare);
       r->spare = b;
       r->spare_size = b->size;

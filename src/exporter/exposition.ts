@@ -7,7 +7,8 @@
 export type Labels = Readonly<Record<string, string | number>>;
 
 export interface Sample {
-  readonly labels: Labels;
+  /** The labels, or their text already formatted by formatLabels() (kept by the caller). */
+  readonly labels: Labels | string;
   readonly value: number;
 }
 
@@ -30,6 +31,6 @@ export function formatLabels(labels: Labels): string {
 /** One family: HELP, TYPE and a line per sample. */
 export function formatFamily(name: string, help: string, type: 'gauge' | 'counter', samples: readonly Sample[]): string {
   let out = `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} ${type}\n`;
-  for (const s of samples) out += `${name}${formatLabels(s.labels)} ${formatValue(s.value)}\n`;
+  for (const s of samples) out += `${name}${typeof s.labels === 'string' ? s.labels : formatLabels(s.labels)} ${formatValue(s.value)}\n`;
   return out;
 }

@@ -330,7 +330,8 @@ export class BoundedReads {
 
   private output(bytes: number): Buffer {
     this.lease.generation++;
-    if (this.out === undefined || this.out.length < bytes) this.out = outputBuffer(Math.max(bytes, 2 * (this.out?.length ?? 0)));
+    // Sized to the request: a large one (a config load) is not kept for the ticks after it.
+    if (this.out === undefined || this.out.length < bytes || this.out.length > 4 * Math.max(bytes, 64 * 1024)) this.out = outputBuffer(bytes);
     return this.out.subarray(0, bytes);
   }
 

@@ -19,7 +19,7 @@ import { driverReads, type RdmaDriver } from './driver.js';
 import { type CounterFile, FileCounterSet } from './fileset.js';
 import { parseCounterBytes } from './parse.js';
 import { DIR_READ_BYTES, ibPortDir, isSafeName, resolveRoot, type SysfsOptions } from './paths.js';
-import { type ReadProgram, answer, read, runSync } from '../../reads/program.js';
+import { type ReadProgram, answer, namesOf, read, runSync } from '../../reads/program.js';
 
 // ---------------------------------------------------------------------------------------------
 // counters/ (PMA)
@@ -178,7 +178,7 @@ abstract class PortDirSource implements CounterSource {
   private *openDir(attrs: PortAttributes, portDir: string): ReadProgram<PortCounterSet | undefined> {
     const dir = path.join(portDir, this.subdir);
     const listing = yield* read([{ kind: 'readDir', path: dir, max: DIR_READ_BYTES }]);
-    const names = (listing.names(0) ?? []).filter((n) => isSafeName(n) && !HW_NOT_COUNTERS.has(n)).sort();
+    const names = ((yield* namesOf(listing, 0, dir)) ?? []).filter((n) => isSafeName(n) && !HW_NOT_COUNTERS.has(n)).sort();
     if (names.length === 0) return undefined;
     const specs = yield* this.specReads(attrs, dir, names);
     const files: CounterFile[] = specs.map((spec) => ({ spec, file: path.join(dir, spec.name) }));

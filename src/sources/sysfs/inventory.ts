@@ -12,7 +12,7 @@ import { driverFrom } from './driver.js';
 import { parseLinkLayer, parseNumberedName, parseRate, roceActiveMtu } from './parse.js';
 import { DIR_READ_BYTES, byNumber, ibDeviceDir, ibPortDir, isSafeName, isSafePortName, netdevDir, resolveRoot, type SysfsOptions } from './paths.js';
 import { type Op, OpBatch, type Results, isDirectoryMode } from '../../reads/ops.js';
-import { type ReadProgram, answer, read, runSync } from '../../reads/program.js';
+import { type ReadProgram, answer, namesOf, read, runSync } from '../../reads/program.js';
 
 /**
  * The GID cache fills the lowest free index first (add_modify_gid() via find_gid() in
@@ -23,6 +23,9 @@ import { type ReadProgram, answer, read, runSync } from '../../reads/program.js'
 const GID_SCAN_GIVE_UP = 32;
 /** GID entries read per round: the used ones of a typical table and the misses that end it. */
 const GID_CHUNK = 40;
+const ENOBUFS = -105;
+/** Room for any directory, for a listing that did not fit in DIR_READ_BYTES. */
+const LARGE_DIR_BYTES = 4 * 1024 * 1024;
 /** ndevs/ entries read per round while no netdev was found (index 0 names it on every driver seen). */
 const NDEV_CHUNK = 4;
 /** Port attribute files are one short line (rate_show(), gid_attr_type's "RoCE v2"...). */
@@ -54,21 +57,30 @@ export class SysfsInventory implements PortInventory {
 
   *listReads(): ReadProgram<PortRef[]> {
     const ibRoot = path.join(this.root, 'class', 'infiniband');
-    const devices = ((yield* read([{ kind: 'readDir', path: ibRoot, max: DIR_READ_BYTES }])).names(0) ?? []).filter(isSafeName).sort();
+    const root = yield* read([{ kind: 'readDir', path: ibRoot, max: DIR_READ_BYTES }]);
+    const devices = ((yield* namesOf(root, 0, ibRoot)) ?? []).filter(isSafeName).sort();
     if (devices.length === 0) return [];
-    const r = yield* read(devices.map((d): Op => ({ kind: 'readDir', path: path.join(ibRoot, d, 'ports'), max: DIR_READ_BYTES })));
-    return devices.flatMap((device, i) =>
-      (r.names(i) ?? [])
-        .filter(isSafePortName)
-        .sort(byNumber)
-        .map((p) => ({ device, port: Number(p) })),
-    );
+    const dirs = devices.map((d) => path.join(ibRoot, d, 'ports'));
+    const r = yield* read(dirs.map((dir): Op => ({ kind: 'readDir', path: dir, max: DIR_READ_BYTES })));
+    const listed = devices.map((_, i) => (r.status(i) === ENOBUFS ? undefined : (r.names(i) ?? [])));
+    const long = dirs.filter((_, i) => listed[i] === undefined);
+    if (long.length > 0) {
+      // Listings that did not fit, again with room for any directory.
+      const again = yield* read(long.map((dir): Op => ({ kind: 'readDir', path: dir, max: LARGE_DIR_BYTES })));
+      let k = 0;
+      for (let i = 0; i < listed.length; i++) if (listed[i] === undefined) listed[i] = again.names(k++) ?? [];
+    }
+    const refs: PortRef[] = [];
+    devices.forEach((device, i) => {
+      for (const p of listed[i]!.filter(isSafePortName).sort(byNumber)) refs.push({ device, port: Number(p) });
+    });
+    return refs;
   }
 
   /** One listing of class/infiniband: a device that appeared or vanished changes the ports. */
   *listChangedReads(known: readonly PortRef[]): ReadProgram<boolean> {
     this.listing ??= new OpBatch([{ kind: 'readDir', path: path.join(this.root, 'class', 'infiniband'), max: DIR_READ_BYTES }]);
-    const devices = ((yield this.listing).names(0) ?? []).filter(isSafeName);
+    const devices = ((yield* namesOf(yield this.listing, 0, path.join(this.root, 'class', 'infiniband'))) ?? []).filter(isSafeName);
     const now = new Set(devices);
     const before = new Set(known.map((p) => p.device));
     return now.size !== before.size || devices.some((d) => !before.has(d));
@@ -138,8 +150,11 @@ export class SysfsInventory implements PortInventory {
     const state = parseNumberedName(text(2)) ?? 'unknown';
     const physState = parseNumberedName(text(3));
     const rateBitsPerSecond = parseRate(text(4));
-    const gidIndices = r.names(5) ?? [];
+    const typesOk = r.status(5);
+    const gidListed = typesOk === ENOBUFS ? undefined : r.names(5);
     const driver = driverFrom(r.ok(6), r.text(7), ref.device, []);
+    // A GID table too long for the first listing (ENOBUFS) is listed again; r is done with now.
+    const gidIndices = (typesOk === ENOBUFS ? (yield* read([{ kind: 'readDir', path: path.join(gid, 'types'), max: LARGE_DIR_BYTES }])).names(0) : gidListed) ?? [];
     const { netdev, gidTypes } = yield* scanGids(gid, gidIndices);
     const mtu = linkLayer === 'Ethernet' && netdev !== undefined ? yield* this.netdevMtuText(netdev) : undefined;
     this.remember(ref, netdev, mtu);

@@ -67,8 +67,11 @@ export function netdevDir(root: string, netdev: string): string {
   return path.join(root, 'class', 'net', netdev);
 }
 
-/** Output room for one directory listing (a 1024-entry rxe GID table needs ~5 KB). */
-export const DIR_READ_BYTES = 64 * 1024;
+/**
+ * Output room for one directory listing: a 1024-entry rxe GID table needs ~5 KB, hw_counters/ ~2
+ * KB. A listing that does not fit is read again alone with room for any directory (namesOf()).
+ */
+export const DIR_READ_BYTES = 8 * 1024;
 
 /** `EINVAL`, `ENOENT`... or the message when the error carries no code. */
 export function errorCode(err: unknown): string {
