@@ -9,6 +9,7 @@
  *   node bench/lib/daemon-harness.mjs CONFIG SYSFS_TREE
  * It listens on 127.0.0.1 (a free port), sends {type: 'ready', port, startMs}, then answers
  * {cmd: 'reset'} (start a measurement window) and {cmd: 'report'} (send the window's numbers).
+ * {cmd: 'reload'} reloads the config and reports how long it took and the longest event-loop stall.
  * {cmd: 'profile-start'} and {cmd: 'profile-stop', file} take a V8 CPU profile of just that window
  * (the same profiler `node --cpu-prof` drives, without the start-up and config load in it).
  */
@@ -95,6 +96,22 @@ process.on('message', async (msg) => {
       sampledPorts: daemon.state().sampler?.ports.size ?? 0,
       flows: daemon.state().config.flows.length,
     });
+  } else if (msg.cmd === 'reload') {
+    // A reload of the running daemon, and the longest the event loop went without a turn meanwhile.
+    let last = performance.now();
+    let gap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      gap = Math.max(gap, now - last);
+      last = now;
+    }, 1);
+    const t = performance.now();
+    const r = await daemon.reload();
+    const ms = performance.now() - t;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    clearInterval(timer);
+    gap = Math.max(gap, performance.now() - last);
+    process.send({ type: 'reload', ms, maxStallMs: Math.max(0, gap - 1), ok: r.ok, flows: daemon.state().config.flows.length });
   } else if (msg.cmd === 'stop') {
     void daemon.stop().then(() => process.exit(0));
   }

@@ -40,7 +40,7 @@ async function sampler(reads) {
  * and CPU ns per call (process.cpuUsage(): every thread, the reader threads included).
  */
 async function measure(fn, secs) {
-  const warmEnd = process.hrtime.bigint() + 300_000_000n;
+  const warmEnd = process.hrtime.bigint() + 1_000_000_000n; // the JIT settles
   while (process.hrtime.bigint() < warmEnd) await fn();
   const wall = [];
   const cpu0 = process.cpuUsage();
@@ -112,6 +112,18 @@ const result = { tree };
   const dirs = sets.map(({ set }) => set.watchDir).filter((d) => typeof d === 'string');
   if (dirs.length === sets.length) result.statOnly = await measure(() => { for (const d of dirs) fs.statSync(d, { throwIfNoEntry: false }); }, seconds / 4);
   result.readErrors = Object.fromEntries(s.readErrors);
+  s.stop();
+}
+
+// Ticks with 10 ms between them (as bench/floor.c's pread_spaced): a sampler ticks on an
+// interval, so what it reads is no longer hot in the caches from the tick before.
+{
+  const { s } = await sampler(undefined);
+  const spaced = async () => {
+    await new Promise((r) => setTimeout(r, 10));
+    await s.tick();
+  };
+  result.tickSpaced = await measure(spaced, seconds);
   s.stop();
 }
 

@@ -343,6 +343,8 @@ static void *worker_main(void *arg) {
   struct worker *w = arg;
   struct mfr *r = w->r;
   int ignored;
+  /* Named, so ps -L, top -H and /proc/<pid>/task/<tid>/comm say which threads are ours. */
+  pthread_setname_np(pthread_self(), "mfe-reader");
   /* A thread can only die (be cancelled) while it waits for work or runs an op, never while
    * it holds the mutex elsewhere: worker_died takes it. */
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ignored);

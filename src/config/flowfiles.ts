@@ -45,7 +45,7 @@ export class FlowFiles {
         const t = texts[i]!;
         if (typeof t.text !== 'string') this.reads.set(file, { linked: t.linked, error: cannotRead(file, t.text.error) });
         else this.reads.set(file, { linked: t.linked, ...parsed(file, t.text) });
-        if (i % 50 === 49) yield PAUSE;
+        if (i % 25 === 24) yield PAUSE;
       }
       yield PAUSE;
     }

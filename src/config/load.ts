@@ -97,7 +97,7 @@ function emptyConfig(file: string): Config {
 }
 
 /** Bindings between pauses. */
-const BINDINGS_PER_SLICE = 100;
+const BINDINGS_PER_SLICE = 50;
 
 function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Config> {
   root.rejectUnknown(TOP_KEYS);
@@ -109,8 +109,15 @@ function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Co
   const providers = readProviders(root);
   const ports = (root.list('ports', false) ?? []).flatMap((i) => readPort(root, i.node, i.path, providers, headroom) ?? []);
   const items = root.list('flows', false) ?? [];
+  yield PAUSE;
   const base = dirname(resolve(file));
-  yield* flowFiles.load(items.flatMap((i) => flowFileOf(root, i.node, base) ?? []));
+  const files: string[] = [];
+  for (let k = 0; k < items.length; k++) {
+    const f = flowFileOf(root, items[k]!.node, base);
+    if (f !== undefined) files.push(f);
+    if (k % (BINDINGS_PER_SLICE * 10) === 0) yield PAUSE;
+  }
+  yield* flowFiles.load(files);
   const flows: ReadBinding[] = [];
   for (let k = 0; k < items.length; k++) {
     const b = readBinding(root, items[k]!.node, items[k]!.path, base, providers, ports, flowFiles);
@@ -118,7 +125,9 @@ function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Co
     if (k % BINDINGS_PER_SLICE === BINDINGS_PER_SLICE - 1) yield PAUSE;
   }
   const domains = (root.list('domains', false) ?? []).flatMap((i) => readDomain(root, i.node, i.path, providers, ports) ?? []);
+  yield PAUSE;
   rejectDuplicates(root, ports, flows);
+  yield PAUSE;
   const implied = [...flows.map((f) => f.binding), ...domains];
   return { file, sampling, driftTolerance, providers, ports: withImpliedPorts(ports, implied, headroom), flows: flows.map((f) => f.binding), domains };
 }
@@ -325,8 +334,10 @@ function rejectDuplicates(root: Fields, ports: PortConfig[], flows: ReadBinding[
 
 function withImpliedPorts(ports: PortConfig[], bound: readonly { device: string; port: number; provider: ProviderProfile }[], headroom: number): PortConfig[] {
   const out = [...ports];
+  const listed = new Set(ports.map(portKey));
   for (const b of bound) {
-    if (out.some((p) => p.device === b.device && p.port === b.port)) continue;
+    if (listed.has(portKey(b))) continue;
+    listed.add(portKey(b));
     out.push({ device: b.device, port: b.port, provider: b.provider, mtu: 'auto', capacityBitsPerSecond: 'auto', headroom, declared: false });
   }
   return out;

@@ -70,6 +70,7 @@ export class Daemon {
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
       metrics: () => this.metrics.render(),
+      metricsGzip: () => this.metrics.renderGzip(),
       landing: (query) => {
         const state = this.state();
         const units = query.get('units') === 'bits' ? 'bits' : 'bytes';

@@ -13,6 +13,8 @@ export interface Routes {
   readonly telemetryPath: string;
   /** The body in pieces, so text kept between scrapes is sent without copying it. */
   metrics(): Promise<readonly Buffer[]>;
+  /** The same body gzipped, for scrapers that accept it (Prometheus does). */
+  metricsGzip?(): Promise<Buffer>;
   /** The status page; `query` is the request's query string (`units=bits`). */
   landing(query: URLSearchParams): string;
   ready(): boolean;
@@ -34,8 +36,15 @@ export function buildApp(routes: Routes): express.Express {
     if (methods.includes(req.method) || (req.method === 'HEAD' && methods.includes('GET'))) return next();
     res.set('Allow', methods.join(', ')).status(405).type('text/plain').send(`Method ${req.method} not allowed\n`);
   };
-  app.all(routes.telemetryPath, allow(['GET']), async (_req, res, next) => {
+  app.all(routes.telemetryPath, allow(['GET']), async (req, res, next) => {
     try {
+      res.vary('Accept-Encoding');
+      if (routes.metricsGzip && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        const body = await routes.metricsGzip();
+        res.type(METRICS_CONTENT_TYPE).set('Content-Encoding', 'gzip').set('Content-Length', String(body.length));
+        res.end(body);
+        return;
+      }
       const chunks = await routes.metrics();
       res.type(METRICS_CONTENT_TYPE).set('Content-Length', String(chunks.reduce((n, c) => n + c.length, 0)));
       for (const c of chunks) res.write(c);

@@ -5,6 +5,8 @@
  * per-flow prediction) until a plan changes, the others until the next sampling tick.
  * prom-client serves the process and Node.js metrics and the exporter's own few gauges.
  */
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
@@ -14,6 +16,8 @@ import { attrsLookup, buildView, flowMeasurements, type ExporterState, type Flow
 
 export const PREFIX = 'mxl_fabric_';
 const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
+
+const gzipAsync = promisify(gzip);
 
 type Read = (views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]) => Sample[];
 /** `plan`: reads only the plans and the config; `tick`: also what the sampler and domains saw. */
@@ -39,6 +43,8 @@ export class Metrics {
   private tickText: Cached | undefined;
   /** prom-client's families (process, Node.js, the exporter's own), kept for the tick like the rest. */
   private registryText: Cached | undefined;
+  /** The whole body gzipped, for the pieces it was made of (Prometheus asks for gzip). */
+  private gzipped: { readonly key: readonly unknown[]; readonly body: Promise<Buffer> } | undefined;
 
   constructor(
     private readonly state: () => ExporterState,
@@ -54,6 +60,17 @@ export class Metrics {
   /** The whole exposition as one string (benchmarks, tests). */
   async renderText(): Promise<string> {
     return Buffer.concat(await this.render()).toString('utf8');
+  }
+
+  /**
+   * The exposition gzipped, once per tick (on libuv's threadpool; level 3: ~2 ms for the 1.5 MB of
+   * 1,000 flows on 32 ports, 20x smaller). Scrapes between two ticks share it.
+   */
+  async renderGzip(): Promise<Buffer> {
+    const parts = await this.render();
+    const key = [this.planText, this.tickText, this.registryText];
+    if (!sameKey(this.gzipped?.key, key)) this.gzipped = { key, body: gzipAsync(Buffer.concat(parts), { level: 3 }) };
+    return this.gzipped!.body;
   }
 
   /** The exposition in pieces: the kept plan and tick texts, then prom-client's families. */

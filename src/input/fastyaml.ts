@@ -25,7 +25,7 @@ interface Line {
 }
 
 /** Lines between pauses. */
-const SLICE = 500;
+const SLICE = 200;
 /** Deeper than any config: the full parser (which refuses thousands of levels with a position). */
 const MAX_DEPTH = 64;
 

@@ -234,6 +234,7 @@ export class Sampler {
       if (light) {
         const o = outcomes[k++] as Outcome<PortState | undefined>;
         if (o.kind === 'done' && o.value === undefined) gone.push(p);
+        else if (o.kind === 'done' && o.value!.recreated) stale.add(p);
         else if (o.kind === 'done' && (o.value!.state !== p.attrs.state || o.value!.physState !== p.attrs.physState || o.value!.attributesStale)) changed.push(p);
       }
       for (const set of p.sets) {

@@ -49,6 +49,8 @@ export interface PortAttributes extends PortRef {
 export type PortState = Pick<PortAttributes, 'state' | 'physState'> & {
   /** Something the attributes come from changed without the state (the netdev's MTU): read them again. */
   readonly attributesStale?: boolean;
+  /** The port's directory was re-created (driver reload): descriptors held on its files are stale. */
+  readonly recreated?: boolean;
 };
 
 /** Lists ports and reads their attributes (libibverbs, or sysfs). */

@@ -1,5 +1,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { writeFileSync, rmSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { one, series, startDaemon, type Running } from './harness.js';
 
 // rxe0 on veth0 (fixture rxe_6_1): active IB MTU 4096, so each 4096-byte data grain
@@ -164,6 +166,38 @@ describe('daemon over HTTP on fixture trees', () => {
     expect(r.headers.get('allow')).toBe('GET');
     expect((await run.get('/-/reload')).status).toBe(405);
     expect((await run.get('/metrics')).headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+  });
+});
+
+/** A raw GET (fetch would decode gzip itself): status, headers, the body as sent. */
+function rawGet(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('gzip', () => {
+  it('gives scrapers that accept gzip the same exposition, gzipped once per tick', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    await run.tick();
+    const plain = await rawGet(run.base, '/metrics', { 'Accept-Encoding': 'identity' });
+    const zipped = await rawGet(run.base, '/metrics', { 'Accept-Encoding': 'gzip, deflate' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toBe('Accept-Encoding');
+    expect(Number(zipped.headers['content-length'])).toBe(zipped.body.length);
+    const text = gunzipSync(zipped.body).toString('utf8');
+    const withoutProcess = (t: string): string => t.split('\n').filter((l) => l.includes('mxl_fabric_')).join('\n');
+    expect(withoutProcess(text)).toBe(withoutProcess(plain.body.toString('utf8')));
+    expect(zipped.body.length).toBeLessThan(plain.body.length);
+    const again = await rawGet(run.base, '/metrics', { 'Accept-Encoding': 'gzip' });
+    expect(again.body.equals(zipped.body)).toBe(true); // the same tick: the same bytes
   });
 });
 

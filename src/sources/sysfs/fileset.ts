@@ -32,11 +32,23 @@ interface DirIdentity {
   readonly ino: number;
 }
 
+/**
+ * Reads between two stats of the watched directory. On real sysfs a read of a removed
+ * device's attribute fails (ENODEV) at once; the stat catches what regular files cannot say (a
+ * fixture tree deleted or re-created under open descriptors). After any failed read the next
+ * read stats again; the port's own directory is also watched every tick by the inventory.
+ */
+const STAT_EVERY = 10;
+
 export class FileCounterSet implements PortCounterSet {
   readonly counters: readonly CounterSpec[];
-  private readonly batch: OpBatch;
-  /** Index of each counter's pread in the batch, or -1 when its open failed. */
+  /** The reads with the directory's stat first, and without. */
+  private readonly withStat: OpBatch;
+  private readonly plain: OpBatch;
+  /** Index of each counter's pread in `plain` (+1 in `withStat`), or -1 when its open failed. */
   private readonly opIndex: readonly number[];
+  private readsSinceStat = 0;
+  private failed = false;
   private closed = false;
 
   private constructor(
@@ -50,9 +62,10 @@ export class FileCounterSet implements PortCounterSet {
     private readonly onClose?: (set: FileCounterSet) => void,
   ) {
     this.counters = files.map((f) => f.spec);
-    const ops: Op[] = [{ kind: 'stat', path: watchDir }];
-    this.opIndex = handles.map((h) => ('fd' in h ? ops.push({ kind: 'pread', fd: h.fd, offset: 0, max: COUNTER_READ_BYTES }) - 1 : -1));
-    this.batch = new OpBatch(ops);
+    const reads: Op[] = [];
+    this.opIndex = handles.map((h) => ('fd' in h ? reads.push({ kind: 'pread', fd: h.fd, offset: 0, max: COUNTER_READ_BYTES }) - 1 : -1));
+    this.plain = new OpBatch(reads);
+    this.withStat = new OpBatch([{ kind: 'stat', path: watchDir }, ...reads]);
   }
 
   /** Opens every file (one batch: the directory's identity and one open per file). */
@@ -74,35 +87,47 @@ export class FileCounterSet implements PortCounterSet {
     return runSync(FileCounterSet.openReads(kind, port, files, watchDir, onClose));
   }
 
-  *reads(): ReadProgram<SetRead> {
+  /** `checkDir`: stat the watched directory on this read whatever the count says. */
+  *reads(checkDir = false): ReadProgram<SetRead> {
     if (this.closed) return { kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) };
-    const r = yield this.batch;
-    // One stat per read: an fd on a deleted regular file keeps returning its old content, and
-    // a re-created directory means the fds point at the old files. (Real sysfs answers ENODEV
-    // on orphaned attributes too; the fixtures are regular files and need this check.)
-    const st = r.stat(0);
-    if (st === undefined || !isDirectoryMode(st.mode)) return { kind: 'gone', reason: 'vanished', dir: this.watchDir };
-    if (this.identity && (st.dev !== this.identity.dev || st.ino !== this.identity.ino)) {
-      return { kind: 'gone', reason: 'recreated', dir: this.watchDir };
-    }
-    const values = new Array<CounterValue>(this.handles.length);
-    for (let i = 0; i < values.length; i++) {
-      const h = this.handles[i]!;
-      const k = this.opIndex[i]!;
-      if (k < 0) values[i] = { ok: false, error: (h as { openError: string }).openError };
-      else if (!r.ok(k)) values[i] = { ok: false, error: r.error(k, 'read') };
-      else {
-        const s = r.start(k);
-        const e = r.end(k);
-        const value = parseCounterBytes(r.out, s, e);
-        values[i] = value === undefined ? { ok: false, error: `not a counter: ${JSON.stringify(r.out.toString('utf8', s, e).trim())}` } : { ok: true, value };
+    const stat = checkDir || this.failed || this.readsSinceStat === 0 || this.plain.length === 0;
+    this.readsSinceStat = (this.readsSinceStat + 1) % STAT_EVERY;
+    const r = yield stat ? this.withStat : this.plain;
+    if (stat) {
+      // An fd on a deleted regular file keeps returning its old content, and a re-created
+      // directory means the fds point at the old files.
+      const st = r.stat(0);
+      if (st === undefined || !isDirectoryMode(st.mode)) return { kind: 'gone', reason: 'vanished', dir: this.watchDir };
+      if (this.identity && (st.dev !== this.identity.dev || st.ino !== this.identity.ino)) {
+        return { kind: 'gone', reason: 'recreated', dir: this.watchDir };
       }
     }
+    const base = stat ? 1 : 0;
+    let failed = false;
+    const values = new Array<CounterValue>(this.handles.length);
+    for (let i = 0; i < values.length; i++) {
+      const k = this.opIndex[i]!;
+      if (k < 0) {
+        values[i] = { ok: false, error: (this.handles[i] as { openError: string }).openError };
+        continue;
+      }
+      if (!r.ok(k + base)) {
+        values[i] = { ok: false, error: r.error(k + base, 'read') };
+        failed = true;
+        continue;
+      }
+      const s = r.start(k + base);
+      const e = r.end(k + base);
+      const value = parseCounterBytes(r.out, s, e);
+      values[i] = value === undefined ? { ok: false, error: `not a counter: ${JSON.stringify(r.out.toString('utf8', s, e).trim())}` } : { ok: true, value };
+    }
+    this.failed = failed;
     return { kind: 'values', counters: this.counters, values };
   }
 
+  /** A read here and now (CLI, tests), the directory checked. */
   read(): CounterValue[] {
-    return valuesOf(runSync(this.reads()), this.counters.length);
+    return valuesOf(runSync(this.reads(true)), this.counters.length);
   }
 
   close(): void {

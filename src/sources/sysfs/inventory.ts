@@ -215,7 +215,8 @@ export class SysfsInventory implements PortInventory {
     if (st.ino !== h.ino) {
       // Re-created (driver reload): the kept descriptors read the old files.
       this.release(key);
-      return yield* this.stateOf(ref, dir);
+      const now = yield* this.stateOf(ref, dir);
+      return now && { ...now, recreated: true };
     }
     const text = (i: number): string | undefined => (h.index[i]! < 0 ? undefined : r.text(h.index[i]!)?.trim());
     const state = { state: parseNumberedName(text(0)) ?? 'unknown', physState: parseNumberedName(text(1)) };
