@@ -16,7 +16,7 @@ import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
 import { WebConfigWatcher } from './web/index.js';
 import { landingPage } from './landing.js';
-import { buildView, flowMeasurements, type ExporterState } from './view.js';
+import { attrsLookup, buildView, flowMeasurements, type ExporterState } from './view.js';
 import { DomainMonitor } from '../domain/monitor.js';
 import { loadPosix, type Posix } from '../ffi/posix.js';
 
@@ -66,6 +66,8 @@ export class Daemon {
     for (const note of this.measurement.notes) this.opts.log.info(note);
     await this.startSampler();
     await this.startDomains();
+    await this.planner.prepare(attrsLookup(this.sampler));
+    this.prewarm();
     this.logPorts();
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
@@ -117,13 +119,16 @@ export class Daemon {
       return { ok: false, error };
     }
     const samplingChanged = JSON.stringify(next.sampling) !== JSON.stringify(this.config.sampling);
-    this.apply(next);
+    const planner = new Planner(next);
+    await planner.prepare(attrsLookup(this.sampler));
+    this.apply(next, planner);
     if (samplingChanged) {
       if (this.reader) this.reader.readTimeoutMs = defaultReadTimeoutMs(next.sampling.intervalMs);
       this.sampler?.stop();
       await this.startSampler();
     }
     await this.startDomains();
+    this.prewarm();
     this.opts.log.info({ file: this.opts.configFile, flows: next.flows.length, ports: next.ports.length }, 'config reloaded');
     return { ok: true };
   }
@@ -149,9 +154,9 @@ export class Daemon {
     return { config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote };
   }
 
-  private apply(config: Config): void {
+  private apply(config: Config, planner = new Planner(config)): void {
     this.config = config;
-    this.planner = new Planner(config);
+    this.planner = planner;
     this.reloadStatus.ok = true;
     this.reloadStatus.lastSuccessSeconds = Date.now() / 1000;
   }
@@ -199,6 +204,11 @@ export class Daemon {
       },
     });
     await this.sampler.start(this.opts.manualClock !== undefined);
+  }
+
+  /** The exposition of a new config is formatted now, in slices, rather than by the first scrape. */
+  private prewarm(): void {
+    void this.metrics.render().catch(() => undefined);
   }
 
   /** One sampling tick now (tests with a manual clock). */

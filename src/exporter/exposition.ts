@@ -12,7 +12,9 @@ export interface Sample {
   readonly value: number;
 }
 
-const escapeLabel = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+const NEEDS_ESCAPE = /[\\\n"]/;
+const escapeLabel = (v: string): string =>
+  NEEDS_ESCAPE.test(v) ? v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : v;
 const escapeHelp = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 
 export function formatValue(v: number): string {
@@ -23,14 +25,26 @@ export function formatValue(v: number): string {
 }
 
 export function formatLabels(labels: Labels): string {
-  const parts: string[] = [];
-  for (const k in labels) parts.push(`${k}="${escapeLabel(String(labels[k]))}"`);
-  return parts.length ? `{${parts.join(',')}}` : '';
+  let out = '';
+  for (const k in labels) out += `${out ? ',' : '{'}${k}="${escapeLabel(String(labels[k]))}"`;
+  return out ? `${out}}` : '';
 }
 
 /** One family: HELP, TYPE and a line per sample. */
 export function formatFamily(name: string, help: string, type: 'gauge' | 'counter', samples: readonly Sample[]): string {
-  let out = `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} ${type}\n`;
-  for (const s of samples) out += `${name}${typeof s.labels === 'string' ? s.labels : formatLabels(s.labels)} ${formatValue(s.value)}\n`;
+  return familyHeader(name, help, type) + formatSamples(name, samples, 0, samples.length);
+}
+
+export function familyHeader(name: string, help: string, type: 'gauge' | 'counter'): string {
+  return `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} ${type}\n`;
+}
+
+/** The lines of samples[from, to). */
+export function formatSamples(name: string, samples: readonly Sample[], from: number, to: number): string {
+  let out = '';
+  for (let i = from; i < to; i++) {
+    const s = samples[i]!;
+    out += `${name}${typeof s.labels === 'string' ? s.labels : formatLabels(s.labels)} ${formatValue(s.value)}\n`;
+  }
   return out;
 }

@@ -10,7 +10,7 @@ import { gzip } from 'node:zlib';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
-import { formatFamily, formatLabels, type Labels, type Sample } from './exposition.js';
+import { familyHeader, formatLabels, formatSamples, type Labels, type Sample } from './exposition.js';
 import type { SampledCounter } from '../sampler/sampler.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
 
@@ -31,8 +31,14 @@ export interface ReloadStatus {
 
 interface Cached {
   readonly key: readonly unknown[];
-  readonly body: Buffer;
+  /** Built beside the event loop (formatText()); concurrent scrapes wait for the same one. */
+  readonly body: Promise<Buffer>;
 }
+
+/** Longest stretch of formatting between two turns of the event loop. */
+const FORMAT_SLICE_MS = 10;
+/** Samples formatted between two looks at the clock. */
+const FORMAT_CHUNK = 1000;
 
 const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): boolean =>
   a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
@@ -67,9 +73,9 @@ export class Metrics {
    * 1,000 flows on 32 ports, 20x smaller). Scrapes between two ticks share it.
    */
   async renderGzip(): Promise<Buffer> {
-    const parts = await this.render();
+    const parts = this.render();
     const key = [this.planText, this.tickText, this.registryText];
-    if (!sameKey(this.gzipped?.key, key)) this.gzipped = { key, body: gzipAsync(Buffer.concat(parts), { level: 3 }) };
+    if (!sameKey(this.gzipped?.key, key)) this.gzipped = { key, body: parts.then((p) => gzipAsync(Buffer.concat(p), { level: 3 })) };
     return this.gzipped!.body;
   }
 
@@ -83,10 +89,10 @@ export class Metrics {
     const tickKey = [...planKey, state.sampler, state.sampler?.ticks, state.domains, state.domains?.ticks];
     const plan = sameKey(this.planText?.key, planKey)
       ? this.planText!
-      : { key: planKey, body: Buffer.from(this.format('plan', viewsNow(), state, [])) };
+      : { key: planKey, body: this.formatText('plan', viewsNow(), state, []) };
     const tick = sameKey(this.tickText?.key, tickKey)
       ? this.tickText!
-      : { key: tickKey, body: Buffer.from(this.format('tick', viewsNow(), state, flowMeasurements(state))) };
+      : { key: tickKey, body: this.formatText('tick', viewsNow(), state, flowMeasurements(state)) };
     this.planText = plan;
     this.tickText = tick;
     // Scrapes between two ticks share one text: concurrent scrapers cost one render, and
@@ -95,17 +101,42 @@ export class Metrics {
     const registryKey = [...tickKey, status.ok, status.lastSuccessSeconds];
     const registry = sameKey(this.registryText?.key, registryKey)
       ? this.registryText!
-      : { key: registryKey, body: Buffer.from(await this.registry.metrics()) };
+      : { key: registryKey, body: this.registry.metrics().then((t) => Buffer.from(t)) };
     this.registryText = registry;
-    return [plan.body, tick.body, registry.body];
+    return Promise.all([plan.body, tick.body, registry.body]);
   }
 
-  private format(changes: Changes, views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]): string {
-    let out = '';
+  /**
+   * The text of the families that change with `changes`, formatted in slices with the event loop
+   * turning between them: 10,000 flows are 60,000 series, far too many for one go.
+   */
+  private async formatText(changes: Changes, views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]): Promise<Buffer> {
+    // Kept as bytes piece by piece: one 10 MB string would be flattened and copied at the end,
+    // in one go, and its pieces would crowd V8's young generation meanwhile.
+    const pieces: Buffer[] = [];
+    let sliceStart = performance.now();
+    const pause = async (): Promise<void> => {
+      if (performance.now() - sliceStart < FORMAT_SLICE_MS) return;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    };
     for (const [name, help, type, when, read] of FAMILIES) {
-      if (when === changes) out += formatFamily(PREFIX + name, help, type, read(views, state, flows));
+      if (when !== changes) continue;
+      pieces.push(Buffer.from(familyHeader(PREFIX + name, help, type)));
+      // A family with samples and no port at all (the exporter's own, the flows of MXL domains)
+      // is read once; the others port by port, so 10,000 flows' samples are never made at once.
+      const alone = read([], state, flows);
+      const parts = alone.length > 0 ? [views] : views.map((v) => [v]);
+      for (const part of parts) {
+        const samples = alone.length > 0 ? alone : read(part, state, flows);
+        for (let at = 0; at < samples.length; at += FORMAT_CHUNK) {
+          pieces.push(Buffer.from(formatSamples(PREFIX + name, samples, at, Math.min(samples.length, at + FORMAT_CHUNK))));
+          await pause();
+        }
+        await pause();
+      }
     }
-    return out;
+    return Buffer.concat(pieces);
   }
 
   private exporterGauges(): void {

@@ -3,8 +3,8 @@
  * `mtu: auto` and `capacity: auto` resolve from the port's attributes; plans
  * are cached per port until its MTU changes.
  */
-import { type Mtu, type Prediction, type Rational, type ReversePrediction, LAYERS, type Layer, predict, toNumber, ZERO, add } from '../model/index.js';
-import { mediaOf } from '../flows/definition.js';
+import { type Mtu, type Prediction, type ProviderProfile, type Rational, type ReversePrediction, LAYERS, type Layer, predict, toNumber, ZERO, add, scale } from '../model/index.js';
+import { type FlowDefinition, mediaOf } from '../flows/definition.js';
 import type { Config, FlowBinding, PortConfig } from '../config/types.js';
 import { bindingKey, portKey } from '../config/types.js';
 import type { Direction, PortAttributes } from '../sources/types.js';
@@ -49,21 +49,56 @@ function resolveCapacity(port: PortConfig, attrs: PortAttributes | undefined): P
  */
 function totalsFor(flows: readonly FlowPrediction[], direction: Direction, mtuKnown: boolean): DirectionTotals | undefined {
   if (!mtuKnown) return undefined;
-  const predicted = flows.filter((f) => f.prediction);
-  const forward = predicted.filter((f) => f.binding.direction === direction).map((f) => f.prediction!);
-  const reverse = predicted.filter((f) => f.binding.direction !== direction).map((f) => f.prediction!.reverse);
-  const sum = <T>(items: readonly T[], pick: (t: T) => Rational): Rational => items.reduce((acc, t) => add(acc, pick(t)), ZERO);
+  // Flows of one format share one prediction (predictionFor): each is summed once, times its count.
+  const forward = new Map<Prediction, number>();
+  const reverse = new Map<ReversePrediction, number>();
+  let n = 0;
+  for (const f of flows) {
+    if (!f.prediction) continue;
+    if (f.binding.direction === direction) {
+      forward.set(f.prediction, (forward.get(f.prediction) ?? 0) + 1);
+      n++;
+    } else {
+      reverse.set(f.prediction.reverse, (reverse.get(f.prediction.reverse) ?? 0) + 1);
+    }
+  }
+  const sum = <T>(counts: ReadonlyMap<T, number>, pick: (t: T) => Rational): Rational => {
+    let acc = ZERO;
+    for (const [t, k] of counts) acc = add(acc, scale(pick(t), k));
+    return acc;
+  };
   const both = (data: (p: Prediction) => Rational, acks: (r: ReversePrediction) => Rational): number =>
     toNumber(add(sum(forward, data), sum(reverse, acks)));
   const bytes = Object.fromEntries(LAYERS.map((l) => [l, both((p) => p.bytesPerSecond[l], (r) => r.bytesPerSecond[l])])) as Record<Layer, number>;
-  return { flows: forward.length, bytesPerSecond: bytes, packetsPerSecond: both((p) => p.packetsPerSecond, (r) => r.packetsPerSecond) };
+  return { flows: n, bytesPerSecond: bytes, packetsPerSecond: both((p) => p.packetsPerSecond, (r) => r.packetsPerSecond) };
+}
+
+/**
+ * predict() is pure in (media, grain duration, provider, MTU, transfer options): flows that
+ * share them share one prediction, so 10,000 flows of a few formats cost a few predictions on a
+ * reload, not 10,000.
+ */
+const predictions = new WeakMap<ProviderProfile, Map<string, Prediction>>();
+const mediaKeys = new WeakMap<FlowDefinition, string>();
+const bigintText = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? `${v}n` : v);
+
+function predictionFor(binding: FlowBinding, mtu: Mtu): Prediction {
+  let byKey = predictions.get(binding.provider);
+  if (byKey === undefined) predictions.set(binding.provider, (byKey = new Map()));
+  let media = mediaKeys.get(binding.flow);
+  if (media === undefined) mediaKeys.set(binding.flow, (media = JSON.stringify(binding.flow.media, bigintText)));
+  const transfer = binding.transfer ? JSON.stringify(binding.transfer, bigintText) : '';
+  const key = `${mtu.kind}:${mtu.bytes}|${binding.grainDuration.num}/${binding.grainDuration.den}|${transfer}|${media}`;
+  let p = byKey.get(key);
+  if (p === undefined) byKey.set(key, (p = predict(mediaOf(binding.flow, binding.grainDuration), binding.provider, mtu, binding.transfer)));
+  return p;
 }
 
 export function planPort(port: PortConfig, bindings: readonly FlowBinding[], attrs: PortAttributes | undefined): PortPlan {
   const { mtu, mtuFrom } = resolveMtu(port, attrs);
   const flows = bindings
     .filter((b) => b.device === port.device && b.port === port.port)
-    .map((binding) => ({ binding, prediction: mtu ? predict(mediaOf(binding.flow, binding.grainDuration), binding.provider, mtu, binding.transfer) : undefined }));
+    .map((binding) => ({ binding, prediction: mtu ? predictionFor(binding, mtu) : undefined }));
   return {
     port, mtu, mtuFrom, ...resolveCapacity(port, attrs), flows,
     totals: { tx: totalsFor(flows, 'tx', mtu !== undefined), rx: totalsFor(flows, 'rx', mtu !== undefined) },
@@ -93,16 +128,44 @@ export class Planner {
     return this.bindings;
   }
 
+  /** The bindings of one port, grouped once per set of bindings (not filtered per port). */
+  private byPort: { readonly of: readonly FlowBinding[]; readonly map: Map<string, FlowBinding[]> } | undefined;
+  private bindingsOf(port: PortConfig): readonly FlowBinding[] {
+    if (this.byPort?.of !== this.bindings) {
+      const map = new Map<string, FlowBinding[]>();
+      for (const b of this.bindings) {
+        const k = portKey(b);
+        const list = map.get(k);
+        if (list) list.push(b);
+        else map.set(k, [b]);
+      }
+      this.byPort = { of: this.bindings, map };
+    }
+    return this.byPort.map.get(portKey(port)) ?? [];
+  }
+
+  /**
+   * Builds the plans of every port now, one port per turn of the event loop, so the first
+   * scrape after a reload of 10,000 flows finds them made (plans() would make them in one go).
+   */
+  async prepare(attrsOf: (device: string, port: number) => PortAttributes | undefined): Promise<void> {
+    for (const port of this.config.ports) {
+      this.planOf(port, attrsOf(port.device, port.port));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
   plans(attrsOf: (device: string, port: number) => PortAttributes | undefined): PortPlan[] {
-    return this.config.ports.map((port) => {
-      const attrs = attrsOf(port.device, port.port);
-      const signature = `${attrs?.activeIbMtu ?? '-'} ${attrs?.rateBitsPerSecond ?? '-'}`;
-      const hit = this.cache.get(portKey(port));
-      if (hit && hit.signature === signature) return hit.plan;
-      const plan = planPort(port, this.bindings, attrs);
-      this.cache.set(portKey(port), { signature, plan });
-      this.version++;
-      return plan;
-    });
+    return this.config.ports.map((port) => this.planOf(port, attrsOf(port.device, port.port)));
+  }
+
+  private planOf(port: PortConfig, attrs: PortAttributes | undefined): PortPlan {
+    const signature = `${attrs?.activeIbMtu ?? '-'} ${attrs?.rateBitsPerSecond ?? '-'}`;
+    const hit = this.cache.get(portKey(port));
+    if (hit && hit.signature === signature) return hit.plan;
+    const plan = planPort(port, this.bindingsOf(port), attrs);
+    this.cache.set(portKey(port), { signature, plan });
+    this.version++;
+    return plan;
   }
 }
