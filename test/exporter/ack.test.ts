@@ -28,7 +28,7 @@ describe('ACK predictions', () => {
       rxBytes += 60n * 62n;
       run.fx.setCounter('rxe0', 1, 'hw_counters', 'rcvd_pkts', rcvd);
       run.fx.setNetdevStat('veth0', 'rx_bytes', rxBytes);
-      run.tick(1);
+      await run.tick(1);
     }
     const m = await run.scrape();
     const flow = { device: 'rxe0', port: '1' };

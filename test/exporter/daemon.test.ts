@@ -209,7 +209,7 @@ describe('reload', () => {
     expect(refused.status).toBe(403);
     expect(await refused.text()).toBe('Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n');
     expect(series(await run.scrape(), 'mxl_fabric_flow_info').size).toBe(1);
-    expect(run.daemon.reload()).toEqual({ ok: true });
+    expect(await run.daemon.reload()).toEqual({ ok: true });
     expect(series(await run.scrape(), 'mxl_fabric_flow_info').size).toBe(2);
   });
 

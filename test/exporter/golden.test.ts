@@ -44,8 +44,8 @@ interface Scenario {
   readonly fixture: FixtureName | 'empty';
   readonly config: (ctx: { domain: string }) => string;
   readonly prepare?: (fx: Running['fx']) => void;
-  /** Counter steps on the manual clock; each `run.tick()` is one sample. */
-  readonly drive: (run: Running, ctx: { videoFlowDir: string }) => void;
+  /** Counter steps on the manual clock; each `await run.tick()` is one sample. */
+  readonly drive: (run: Running, ctx: { videoFlowDir: string }) => Promise<void>;
 }
 
 const VIDEO_FLOW = {
@@ -68,7 +68,7 @@ flows:
   - { flow: flows/data_60.json, device: rxe0, port: 1, direction: tx }
   - { flow: flows/audio_2ch_48k.json, device: rxe0, port: 1, direction: rx }
 `,
-    drive: (run) => {
+    drive: async (run) => {
       let pkts = 200n;
       let bytes = 13_420_822n;
       for (let i = 0; i < 3; i++) {
@@ -76,7 +76,7 @@ flows:
         bytes += 249_240n;
         run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
         run.fx.setNetdevStat('veth0', 'tx_bytes', bytes);
-        run.tick(1);
+        await run.tick(1);
       }
     },
   },
@@ -92,11 +92,11 @@ flows:
   - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }
   - { flow: flows/data_60.json, device: mlx5_0, direction: rx }
 `,
-    drive: (run) => {
+    drive: async (run) => {
       for (let i = 1; i <= 3; i++) {
         run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_data', 1_000_000 + i * 42_000_000);
         run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_packets', 500 + i * 41_000);
-        run.tick(1);
+        await run.tick(1);
       }
     },
   },
@@ -105,9 +105,9 @@ flows:
     name: 'saturated',
     fixture: 'saturated',
     config: () => 'ports: [{ device: mlx4_0, port: 1, mtu: 2048 }]\nflows: []\n',
-    drive: (run) => {
-      run.tick(1);
-      run.tick(1);
+    drive: async (run) => {
+      await run.tick(1);
+      await run.tick(1);
     },
   },
   {
@@ -116,9 +116,9 @@ flows:
     fixture: 'einval',
     prepare: (fx) => fx.applyErrorInjections(),
     config: () => 'ports: [{ device: mlx5_9, port: 1, mtu: 4096 }]\nflows: []\n',
-    drive: (run) => {
-      run.tick(1);
-      run.tick(1);
+    drive: async (run) => {
+      await run.tick(1);
+      await run.tick(1);
     },
   },
   {
@@ -133,11 +133,11 @@ flows:
 domains:
   - { path: ${domain}, device: rxe0, direction: tx }
 `,
-    drive: (run, { videoFlowDir }) => {
+    drive: async (run, { videoFlowDir }) => {
       // The writer commits 25 grains a second, as the flow's grain rate says.
       for (let i = 1; i <= 3; i++) {
         commit(videoFlowDir, 5000n + 25n * BigInt(i), 1n);
-        run.tick(1);
+        await run.tick(1);
       }
     },
   },
@@ -155,7 +155,7 @@ describe('golden exposition', () => {
       const domain = makeDomain();
       const videoFlowDir = addFlow(domain, VIDEO_FLOW, { id: VIDEO_FLOW.id, format: 1, rate: [25n, 1n], grainCount: 2, headIndex: 5000n, lastWriteTime: 1n });
       run = await startDaemon(s.fixture, s.config({ domain }), s.prepare);
-      s.drive(run, { videoFlowDir });
+      await s.drive(run, { videoFlowDir });
       const scrape = await (await run.get('/metrics')).text();
       const file = join(GOLDEN_DIR, `${s.name}.prom`);
       const own = ownFamilies(scrape);

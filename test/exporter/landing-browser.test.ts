@@ -62,7 +62,7 @@ domains:
     run.fx.setCounter('rxe0', 1, 'hw_counters', 'rcvd_pkts', c.rx);
     run.fx.setNetdevStat('veth0', 'rx_bytes', c.rxBytes);
     commit(video, 100n + 25n * BigInt(i), 1n);
-    run.tick(1);
+    await run.tick(1);
   }
   browser = await chromium.launch({ executablePath: browserBin.require(), headless: true, chromiumSandbox: false, args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
