@@ -213,6 +213,51 @@ static int64_t op_flock_probe(int fd) {
   return errno == EWOULDBLOCK ? 1 : neg_errno();
 }
 
+/*
+ * One netlink request and its whole answer, in one op so that requests on one socket never
+ * interleave: NLMSG_ERROR (an ACK or an error) or NLMSG_DONE for the request's seq ends it,
+ * as ReplyCollector (src/sources/netlink/rdma.ts) decides. Messages for other seqs (a late answer
+ * to a request given up earlier) are kept for the caller to skip.
+ */
+#define NLMSG_ERROR_TYPE 2
+#define NLMSG_DONE_TYPE 3
+#define NL_MAX_DATAGRAMS 4096
+
+static int64_t op_nl_transact(int fd, const uint8_t *req, uint32_t req_len, uint8_t *out, uint32_t cap, uint32_t *len) {
+  if (req_len < 16) return -EINVAL;
+  uint32_t seq;
+  memcpy(&seq, req + 8, 4);
+  ssize_t n;
+  do n = send(fd, req, req_len, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return neg_errno();
+  if ((uint32_t)n != req_len) return -EIO;
+  uint32_t at = 0;
+  for (int d = 0; d < NL_MAX_DATAGRAMS; d++) {
+    if (cap - at < 4) return -ENOBUFS;
+    uint8_t *dg = out + at + 4;
+    do n = recv(fd, dg, cap - at - 4, MSG_TRUNC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return neg_errno();
+    if ((uint32_t)n > cap - at - 4) return -ENOBUFS;
+    uint32_t dlen = (uint32_t)n;
+    memcpy(out + at, &dlen, 4);
+    at += 4 + dlen;
+    *len = at;
+    for (uint32_t m = 0; m + 16 <= dlen;) {
+      uint32_t mlen, mseq;
+      uint16_t mtype;
+      memcpy(&mlen, dg + m, 4);
+      memcpy(&mtype, dg + m + 4, 2);
+      memcpy(&mseq, dg + m + 8, 4);
+      if (mlen < 16) break;
+      if (mseq == seq && (mtype == NLMSG_ERROR_TYPE || mtype == NLMSG_DONE_TYPE)) return at;
+      m += (mlen + 3u) & ~3u;
+    }
+  }
+  return -EPROTO;
+}
+
 static void run_op(const struct batch *b, uint32_t i) {
   const struct mfr_op *op = &b->ops[i];
   struct mfr_result *res = &b->res[i];
@@ -273,13 +318,16 @@ static void run_op(const struct batch *b, uint32_t i) {
       len = op->out_cap;
       break;
     }
+    case MFR_NL_TRANSACT:
+      s = op_nl_transact(op->fd, b->request + op->in_off, op->in_len, out, op->out_cap, &len);
+      break;
     default:
       s = -EINVAL;
   }
   if (op->kind == MFR_PREAD || op->kind == MFR_READ || op->kind == MFR_READ_FILE || op->kind == MFR_READ_LINK) {
     len = s > 0 ? (uint32_t)s : 0;
   }
-  res->out_len = s < 0 && op->kind != MFR_READ_DIR ? 0 : len;
+  res->out_len = s < 0 && op->kind != MFR_READ_DIR && op->kind != MFR_NL_TRANSACT ? 0 : len;
   res->status = s;
 }
 

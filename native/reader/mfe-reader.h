@@ -34,7 +34,9 @@ enum mfr_kind {
   MFR_SEND = 9,       /* send(fd, in, in_len, 0) on a connected socket: bytes sent */
   MFR_RECV = 10,      /* recv(fd, out, out_cap, MSG_TRUNC): the datagram's full length */
   MFR_IOCTL = 11,     /* copy `in` to out, optionally store &out[fix_to] at out[fix_at], ioctl(fd, offset, out): its result */
-  MFR_KIND_MAX = 11,
+  MFR_NL_TRANSACT = 12, /* send netlink request `in` on a connected socket, recv until NLMSG_DONE or NLMSG_ERROR for
+                         * its seq; out holds each datagram as u32 length + bytes: total bytes (-ENOBUFS if short) */
+  MFR_KIND_MAX = 12,
 };
 
 #define MFR_NO_FIX 0xffffffffu

@@ -69,6 +69,8 @@ function runOp(op: Op, out: Buffer, at: number): Done {
         return sendDirect(op.fd, op.bytes);
       case 'recv':
         return recvDirect(op.fd, out, at, op.max);
+      case 'netlinkTransact':
+        return netlinkTransactDirect(op.fd, op.bytes, out, at, op.max);
       case 'ioctl':
         // Pointer arguments need memory that stays put; only the native reader has it.
         return { status: -38, len: 0 }; // ENOSYS
@@ -111,6 +113,33 @@ function sendDirect(fd: number, data: Uint8Array): Done {
   const libc = loadLibc();
   const n = libc.send(fd, data);
   return n < 0 ? { status: -libc.errno(), len: 0 } : { status: n, len: 0 };
+}
+
+/** The native op's logic (native/reader/mfe-reader.c op_nl_transact) with libc's send and recv. */
+function netlinkTransactDirect(fd: number, req: Uint8Array, out: Buffer, at: number, max: number): Done {
+  const libc = loadLibc();
+  const seq = Buffer.from(req.buffer, req.byteOffset, req.byteLength).readUInt32LE(8);
+  const sent = libc.send(fd, req);
+  if (sent < 0) return { status: -libc.errno(), len: 0 };
+  if (sent !== req.byteLength) return { status: -5, len: 0 }; // EIO
+  let len = 0;
+  for (let d = 0; d < 4096; d++) {
+    if (max - len < 4) return { status: -105, len }; // ENOBUFS
+    const room = out.subarray(at + len + 4, at + max);
+    const n = libc.recv(fd, room, 0x20); // MSG_TRUNC
+    if (n < 0) return { status: -libc.errno(), len };
+    if (n > room.length) return { status: -105, len };
+    out.writeUInt32LE(n, at + len);
+    const dg = out.subarray(at + len + 4, at + len + 4 + n);
+    len += 4 + n;
+    for (let m = 0; m + 16 <= n; ) {
+      const mlen = dg.readUInt32LE(m);
+      if (mlen < 16) break;
+      if (dg.readUInt32LE(m + 8) === seq && (dg.readUInt16LE(m + 4) === 2 || dg.readUInt16LE(m + 4) === 3)) return { status: len, len };
+      m += (mlen + 3) & ~3;
+    }
+  }
+  return { status: -71, len }; // EPROTO
 }
 
 function recvDirect(fd: number, out: Buffer, at: number, max: number): Done {

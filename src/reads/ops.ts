@@ -31,6 +31,12 @@ export type Op =
   /** recv(2) of one datagram, MSG_TRUNC: the status is its full length. */
   | { readonly kind: 'recv'; readonly fd: number; readonly max: number }
   /**
+   * A netlink request on a connected socket and every datagram of its answer, up to NLMSG_DONE
+   * or NLMSG_ERROR for its seq, as one op: requests of several programs on one socket never
+   * interleave. The output is each datagram as a u32 length and its bytes (Results.datagrams()).
+   */
+  | { readonly kind: 'netlinkTransact'; readonly fd: number; readonly bytes: Uint8Array; readonly max: number }
+  /**
    * ioctl(fd, request, buf) where buf starts as a copy of `arg` (`max` bytes); `pointer` stores
    * the address of buf[to] at buf[at] first (struct ifreq's ifr_data -> an ethtool struct).
    */
@@ -47,6 +53,7 @@ export type OpKind = Op['kind'];
 
 export const KIND: Readonly<Record<OpKind, number>> = {
   pread: 1, read: 2, readFile: 3, readDir: 4, readLink: 5, stat: 6, open: 7, flockProbe: 8, send: 9, recv: 10, ioctl: 11,
+  netlinkTransact: 12,
 };
 
 export const OP_BYTES = 48;
@@ -67,6 +74,7 @@ export function outCap(op: Op): number {
     case 'readDir':
     case 'recv':
     case 'ioctl':
+    case 'netlinkTransact':
       return op.max;
     case 'readLink':
       return LINK_MAX;
@@ -123,7 +131,7 @@ const hasPath = (op: Op): op is Extract<Op, { path: string }> => 'path' in op;
 /** Bytes an op's input takes: a path and its NUL, or the bytes to send or pass to ioctl. */
 function inputLength(op: Op): number {
   if (hasPath(op)) return Buffer.byteLength(op.path, 'utf8') + 1;
-  if (op.kind === 'send') return op.bytes.byteLength;
+  if (op.kind === 'send' || op.kind === 'netlinkTransact') return op.bytes.byteLength;
   if (op.kind === 'ioctl') return op.arg.byteLength;
   return 0;
 }
@@ -134,7 +142,7 @@ function writeInput(op: Op, to: Buffer, at: number): number {
     to[at + n] = 0;
     return n + 1;
   }
-  const bytes = op.kind === 'send' ? op.bytes : op.kind === 'ioctl' ? op.arg : undefined;
+  const bytes = op.kind === 'send' || op.kind === 'netlinkTransact' ? op.bytes : op.kind === 'ioctl' ? op.arg : undefined;
   if (bytes === undefined) return 0;
   to.set(bytes, at);
   return bytes.byteLength;
@@ -286,6 +294,18 @@ export class Results {
     const [s, e] = this.span(i);
     if (e === s) return [];
     return this.out.toString('utf8', s, e - 1).split('\0');
+  }
+
+  /** A netlinkTransact's datagrams, copied (they outlive the results). */
+  datagrams(i: number): Uint8Array[] {
+    const all = this.bytes(i);
+    const out: Uint8Array[] = [];
+    for (let at = 0; at + 4 <= all.length; ) {
+      const n = all.readUInt32LE(at);
+      out.push(Uint8Array.prototype.slice.call(all, at + 4, at + 4 + n));
+      at += 4 + n;
+    }
+    return out;
   }
 
   stat(i: number): StatInfo | undefined {

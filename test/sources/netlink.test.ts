@@ -31,6 +31,8 @@ import {
   rdmaNlType,
 } from '../../src/sources/netlink/index.js';
 import type { PortAttributes } from '../../src/sources/types.js';
+import { BoundedReads } from '../../src/reads/bounded.js';
+import type { ReadProgram } from '../../src/reads/program.js';
 
 /** Fixtures: see test/fixtures/netlink/gen.py for how each is laid out and why. */
 function fixture(name: string): Uint8Array {
@@ -396,6 +398,30 @@ describe('socket errors', () => {
         NetlinkRequestError,
       );
     } finally {
+      socket.close();
+    }
+  });
+
+  it('runs requests of several programs on one socket without mixing their answers (bounded reader)', async () => {
+    const opened = RdmaNetlinkSocket.open({ protocol: 0, timeoutMs: 2000 });
+    if (!opened.ok) throw opened.error;
+    const socket = opened.socket;
+    const reader = new BoundedReads({ readTimeoutMs: 1500 });
+    try {
+      // Four RTM_GETLINK dumps (with NLM_F_ACK, as the exporter's requests) in one run: each round
+      // of each program goes to the reader thread in one request, on the same socket.
+      const dump = (): ReadProgram<NetlinkAnswer> => {
+        const seq = socket.nextSeq();
+        return socket.requestReads('RTM_GETLINK dump', encodeMessage({ type: 18, flags: 0x305, seq, pid: 0 }, [new Uint8Array(16)]), seq);
+      };
+      const outcomes = await reader.run([1, 2, 3, 4].map((i) => ({ group: `g${i}`, program: dump() })));
+      const sync = socket.request('RTM_GETLINK dump', encodeMessage({ type: 18, flags: 0x305, seq: 999, pid: 0 }, [new Uint8Array(16)]), 999);
+      for (const o of outcomes) {
+        expect(o.kind).toBe('done');
+        if (o.kind === 'done') expect(o.value.messages.map((m) => m.type)).toEqual(sync.messages.map((m) => m.type));
+      }
+    } finally {
+      reader.close();
       socket.close();
     }
   });

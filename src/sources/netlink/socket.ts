@@ -109,6 +109,8 @@ export function classifySocketErrno(errno: number): NetlinkUnavailable {
 }
 
 const RECV_BUFFER_BYTES = 64 * 1024;
+/** Room for a whole answer on the reader: an mlx5 port's STAT_GET is a few KB, a device dump less. */
+const ANSWER_BYTES = 256 * 1024;
 const MAX_DATAGRAMS_PER_ANSWER = 4096;
 
 export class RdmaNetlinkSocket {
@@ -195,42 +197,29 @@ export class RdmaNetlinkSocket {
   }
 
   /**
-   * request() as a read program: send and the first recv in one batch, then one recv a round
-   * until the answer is complete. SO_RCVTIMEO still bounds each recv.
+   * request() as a read program: the request and its whole answer in one op (netlinkTransact),
+   * so two programs' requests on this socket never interleave. SO_RCVTIMEO bounds each recv.
    */
   *requestReads(what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer> {
     if (this.closed) throw new NetlinkRequestError(what, undefined, undefined, 'socket is closed');
+    const r = yield* read([{ kind: 'netlinkTransact', fd: this.fd, bytes, max: ANSWER_BYTES }]);
+    const status = r.status(0);
+    const raw = r.datagrams(0);
+    if (status < 0) {
+      const errno = -status;
+      const detail = errno === ERRNO.EAGAIN ? 'timed out waiting for the kernel'
+        : errno === 105 ? `answer larger than ${ANSWER_BYTES} bytes`
+        : `send/recv failed with ${errnoName(errno)}`;
+      throw new NetlinkRequestError(what, errno, undefined, detail);
+    }
     const collector = new ReplyCollector(seq);
-    const raw: Uint8Array[] = [];
-    let r = yield* read([{ kind: 'send', fd: this.fd, bytes }, { kind: 'recv', fd: this.fd, max: RECV_BUFFER_BYTES }]);
-    const sent = r.status(0);
-    if (sent !== bytes.length) {
-      const detail = sent < 0 ? `sendto failed with ${errnoName(-sent)}` : `short send ${sent}/${bytes.length}`;
-      throw new NetlinkRequestError(what, sent < 0 ? -sent : undefined, undefined, detail);
+    try {
+      for (const chunk of raw) collector.feed(decodeMessages(chunk));
+    } catch (e) {
+      if (e instanceof NetlinkDecodeError) throw new NetlinkRequestError(what, undefined, undefined, e.message);
+      throw e;
     }
-    let at = 1;
-    for (;;) {
-      const n = r.status(at);
-      if (n < 0) {
-        const detail = -n === ERRNO.EAGAIN ? 'timed out waiting for the kernel' : `recv failed with ${errnoName(-n)}`;
-        throw new NetlinkRequestError(what, -n, undefined, detail);
-      }
-      if (n > RECV_BUFFER_BYTES) throw new NetlinkRequestError(what, undefined, undefined, `answer of ${n} bytes exceeds ${RECV_BUFFER_BYTES}`);
-      const chunk = Uint8Array.prototype.slice.call(r.bytes(at));
-      raw.push(chunk);
-      try {
-        collector.feed(decodeMessages(chunk));
-      } catch (e) {
-        if (e instanceof NetlinkDecodeError) throw new NetlinkRequestError(what, undefined, undefined, e.message);
-        throw e;
-      }
-      if (collector.done) break;
-      if (raw.length >= MAX_DATAGRAMS_PER_ANSWER) {
-        throw new NetlinkRequestError(what, undefined, undefined, `no end of answer after ${raw.length} datagrams`);
-      }
-      r = yield* read([{ kind: 'recv', fd: this.fd, max: RECV_BUFFER_BYTES }]);
-      at = 0;
-    }
+    if (!collector.done) throw new NetlinkRequestError(what, undefined, undefined, `no end of answer in ${raw.length} datagrams`);
     if (collector.error !== undefined) {
       const { errno, extAck } = collector.error;
       throw new NetlinkRequestError(what, errno, extAck, `kernel answered ${errnoName(errno)}`);
