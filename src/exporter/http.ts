@@ -13,8 +13,8 @@ export interface Routes {
   readonly telemetryPath: string;
   /** The body in pieces, so text kept between scrapes is sent without copying it. */
   metrics(): Promise<readonly Buffer[]>;
-  /** The same body gzipped, for scrapers that accept it (Prometheus does). */
-  metricsGzip?(): Promise<Buffer>;
+  /** The same body gzipped (one member per piece), for scrapers that accept it (Prometheus does). */
+  metricsGzip?(): Promise<readonly Buffer[]>;
   /** The status page; `query` is the request's query string (`units=bits`). */
   landing(query: URLSearchParams): string;
   ready(): boolean;
@@ -40,9 +40,10 @@ export function buildApp(routes: Routes): express.Express {
     try {
       res.vary('Accept-Encoding');
       if (routes.metricsGzip && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
-        const body = await routes.metricsGzip();
-        res.type(METRICS_CONTENT_TYPE).set('Content-Encoding', 'gzip').set('Content-Length', String(body.length));
-        res.end(body);
+        const members = await routes.metricsGzip();
+        res.type(METRICS_CONTENT_TYPE).set('Content-Encoding', 'gzip').set('Content-Length', String(members.reduce((n, c) => n + c.length, 0)));
+        for (const m of members) res.write(m);
+        res.end();
         return;
       }
       const chunks = await routes.metrics();

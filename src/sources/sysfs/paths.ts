@@ -97,23 +97,6 @@ export function readText(file: string): string | undefined {
   }
 }
 
-/** Directory entries, sorted; empty when the directory is missing or unreadable. */
-export function listDir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
-}
-
-export function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
-  } catch {
-    return false;
-  }
-}
-
 /** Sort helper for numeric directory entries (GID indices, port numbers). */
 export function byNumber(a: string, b: string): number {
   return Number(a) - Number(b);
