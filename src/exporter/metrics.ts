@@ -10,6 +10,7 @@ import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
 import { formatFamily, type Labels, type Sample } from './exposition.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
+import { FABRIC_HEALTH_FAMILIES } from './fabric-health.js';
 
 export const PREFIX = 'mxl_fabric_';
 
@@ -209,6 +210,7 @@ const FAMILIES: Family[] = [
     state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.stuckWorkers }] : []],
   ['exporter_sample_duration_seconds', 'How long the last sampling tick took.', 'gauge', 'tick', (_views, state) =>
     state.sampler ? [{ labels: {}, value: state.sampler.lastTickSeconds }] : []],
+  ...FABRIC_HEALTH_FAMILIES.map(([name, help, type, read]): Family => [name, help, type, 'tick', (views, state) => read(views, state)]),
 ];
 
 function firstPer<T>(items: readonly T[], key: (t: T) => string): T[] {
