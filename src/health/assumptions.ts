@@ -3,9 +3,8 @@
  * frame than an untagged `l2HeaderBytes` of 14), and is PFC enabled where the kernel says so
  * (DCB netlink). Read-only; refreshed on a slow timer by the daemon and once by `check`.
  */
-import * as path from 'node:path';
 import type { DcbReader, PfcState } from '../sources/dcb/reader.js';
-import { listDir, netdevDir, readText } from '../sources/sysfs/paths.js';
+import { isVlanNetdev, lowerNetdev } from '../sources/netdev-links.js';
 import type { PortAttributes } from '../sources/types.js';
 
 export interface PortAssumptions {
@@ -15,32 +14,6 @@ export interface PortAssumptions {
   /** The device under a VLAN netdev (`lower_*` link), where DCB lives. */
   readonly lowerNetdev: string | undefined;
   readonly pfc: PfcState;
-}
-
-/**
- * A VLAN netdev's uevent says DEVTYPE=vlan (`vlan_type` in net/8021q/vlan_dev.c; the core
- * prints DEVTYPE from the device type's name in dev_uevent(), drivers/base/core.c).
- */
-export function isVlanNetdev(sysfsRoot: string, netdev: string): boolean | undefined {
-  let dir: string;
-  try {
-    dir = netdevDir(sysfsRoot, netdev);
-  } catch {
-    return undefined;
-  }
-  const uevent = readText(path.join(dir, 'uevent'));
-  if (uevent === undefined) return undefined;
-  return /^DEVTYPE=vlan$/m.test(uevent);
-}
-
-/** The netdev below a stacked one (`lower_<name>` links, net/core/dev.c netdev_adjacent_sysfs_add()). */
-export function lowerNetdev(sysfsRoot: string, netdev: string): string | undefined {
-  try {
-    const lower = listDir(netdevDir(sysfsRoot, netdev)).find((n) => n.startsWith('lower_'));
-    return lower?.slice('lower_'.length);
-  } catch {
-    return undefined;
-  }
 }
 
 export function assessPort(attrs: PortAttributes, sysfsRoot: string, dcb: DcbReader | undefined): PortAssumptions {

@@ -11,6 +11,7 @@ import { openVerbsInventory } from './verbs/index.js';
 import { NetlinkCounterSource } from './netlink/index.js';
 import type { CounterSource, PortInventory } from './types.js';
 import { DcbNetlinkReader, type DcbReader } from './dcb/reader.js';
+import { EthtoolCounterSource } from './ethtool/source.js';
 
 export interface Measurement {
   readonly inventory: PortInventory;
@@ -38,7 +39,7 @@ export function selectSources(opts: SelectOptions): Measurement {
   const dcb = DcbNetlinkReader.open();
   return {
     inventory: chooseInventory(opts.sysfsRoot, notes),
-    sources: [...netlinkSource(notes), ...fileSources],
+    sources: [...netlinkSource(notes), ...fileSources, ...ethtoolSource(opts.sysfsRoot, notes)],
     notes,
     ...('reader' in dcb ? { dcb: dcb.reader } : {}),
   };
@@ -63,5 +64,13 @@ function netlinkSource(notes: string[]): CounterSource[] {
     return [nl.source];
   }
   notes.push(`${nl.error.message}; counters from sysfs and the netdev`);
+  return [];
+}
+
+/** The netdev's ethtool statistics (PFC, pause, discards): native, so the real /sys only. */
+function ethtoolSource(sysfsRoot: string, notes: string[]): CounterSource[] {
+  const created = EthtoolCounterSource.create({ sysfsRoot });
+  if ('source' in created) return [created.source];
+  notes.push(`ethtool statistics unavailable: ${created.error}`);
   return [];
 }
