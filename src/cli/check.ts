@@ -12,6 +12,7 @@ import { type FlagSpec, commandFlags, str } from './args.js';
 import { decimal } from './format.js';
 import type { Io } from './io.js';
 import { samplePortsOnce } from './ports.js';
+import { assumptionsOnce, hostFindings } from '../health/check.js';
 import { DEFAULT_CONFIG } from './serve.js';
 
 const FLAGS: FlagSpec = {
@@ -21,9 +22,10 @@ const FLAGS: FlagSpec = {
   help: { type: 'boolean', help: 'show this help' },
 };
 
-export type Verdict = 'ok' | 'fail' | 'unknown';
+/** `warn` is reported but does not fail provisioning (host assumptions, README "Fabric health"). */
+export type Verdict = 'ok' | 'warn' | 'fail' | 'unknown';
 export interface Finding {
-  readonly check: 'present' | 'state' | 'mtu' | 'capacity';
+  readonly check: 'present' | 'state' | 'mtu' | 'capacity' | 'pfc' | 'ecn' | 'vlan';
   readonly verdict: Verdict;
   readonly detail: string;
 }
@@ -39,11 +41,15 @@ export function runCheck(argv: string[], io: Io): number {
     io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
     return 2;
   }
-  const found = new Map(samplePortsOnce(str(flags, 'path.sysfs')!).ports.map((p) => [portKey(p.ref), p.attrs]));
+  const sysfsRoot = str(flags, 'path.sysfs')!;
+  const sampled = new Map(samplePortsOnce(sysfsRoot).ports.map((p) => [portKey(p.ref), p]));
+  const assumptions = assumptionsOnce(sysfsRoot, [...sampled.values()]);
   const report = config.ports.map((port) => {
-    const attrs = found.get(portKey(port));
+    const sample = sampled.get(portKey(port));
+    const attrs = sample?.attrs;
     const plan = planPort(port, config.flows, attrs);
-    return { device: port.device, port: port.port, findings: findings(plan, attrs), plan };
+    const host = hostFindings(assumptions.get(portKey(port)), sample, port.provider.l2HeaderBytes);
+    return { device: port.device, port: port.port, findings: [...findings(plan, attrs), ...host], plan };
   });
   const failed = report.some((r) => r.findings.some((f) => f.verdict === 'fail'));
   if (str(flags, 'output') === 'json') {
