@@ -47,3 +47,5 @@ if ((host_rc != 0 || guest_rc != 0)); then
   exit 1
 fi
 rxe_log "PASSED"
+# Issue 15: the ethtool reader against ethtool -S on the guest's netdevs (its own boot).
+bash "$HERE/ethtool.sh"
