@@ -89,9 +89,9 @@ async function cpuPerCall(fn, secs) {
 
 const STATIC_FAMILIES = new Set(['flow_info', 'flow_predicted_bytes_per_second', 'flow_predicted_packets_per_second'].map((n) => PREFIX + n));
 const COUNTER_FAMILIES = [
-  ['port_counter_total', (c) => (c.series.total === undefined ? undefined : Number(c.series.total))],
-  ['port_counter_up', (c) => (c.series.state === 'error' ? 0 : 1)],
-  ['port_counter_saturated', (c) => (c.series.spec.overflow !== 'saturate' ? undefined : c.series.state === 'saturated' ? 1 : 0)],
+  ['port_stat_total', (c) => (c.series.total === undefined ? undefined : Number(c.series.total))],
+  ['port_stat_up', (c) => (c.series.state === 'error' ? 0 : 1)],
+  ['port_stat_saturated', (c) => (c.series.spec.overflow !== 'saturate' ? undefined : c.series.state === 'saturated' ? 1 : 0)],
   ...['tx', 'rx'].flatMap((direction) => ['bytes', 'packets'].map((quantity) => [
     `port_${direction === 'tx' ? 'transmitted' : 'received'}_${quantity}_total`,
     (c) => {

@@ -1,52 +1,140 @@
-/** Exporter-style flags (`--config.file=F` or `--config.file F`), parsed with node:util. */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+/**
+ * Exporter-style flags: `--config.file=F` or `--config.file F`, booleans as `--flag`. Parsed
+ * here rather than by node:util so that every message is ours: an unknown flag names the
+ * closest known one, a value outside a flag's choices lists them.
+ */
 import type { Io } from './io.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-export type FlagSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; default?: string | boolean; help: string }>;
+export interface Flag {
+  readonly type: 'string' | 'boolean';
+  readonly help: string;
+  /** Applied when the flag is not given; shown in the help. */
+  readonly default?: string | boolean;
+  /** The only values a string flag takes. */
+  readonly choices?: readonly string[];
+}
+export type FlagSpec = Readonly<Record<string, Flag>>;
 
 export interface Parsed {
-  values: Record<string, string | boolean | string[] | undefined>;
-  positionals: string[];
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+  /** Flags the user wrote (defaults are not in it). */
+  readonly given: ReadonlySet<string>;
 }
 
-export function parseFlags(argv: string[], spec: FlagSpec): Parsed {
-  const options: ParseArgsConfig['options'] = {};
-  for (const [name, s] of Object.entries(spec)) {
-    options[name] = { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.default !== undefined ? { default: s.default } : {}) };
-  }
-  try {
-    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-    return { values: values as Parsed['values'], positionals };
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
+export interface CommandShape {
+  /** e.g. "calc [FLOW_FILE...] [flags]" */
+  readonly usage: string;
+  readonly summary: string;
+  readonly flags: FlagSpec;
+  /** Whether the command takes positional arguments (calc's flow files). */
+  readonly positionals?: boolean;
 }
 
-export function usage(command: string, summary: string, spec: FlagSpec): string {
-  const rows = Object.entries(spec).map(([name, s]) => {
+export function parseFlags(argv: readonly string[], spec: FlagSpec, positionalsAllowed = false): Parsed {
+  const values: Record<string, string | boolean | undefined> = {};
+  const given = new Set<string>();
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === '-h') {
+      values.help = true;
+      given.add('help');
+      continue;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = arg.slice(arg.startsWith('--') ? 2 : 1, eq < 0 ? undefined : eq);
+    const flag = Object.hasOwn(spec, name) && arg.startsWith('--') ? spec[name]! : undefined;
+    if (!flag) throw new UsageError(unknownFlag(arg.slice(0, eq < 0 ? undefined : eq), spec));
+    if (given.has(name)) throw new UsageError(`--${name} is given twice`);
+    given.add(name);
+    if (flag.type === 'boolean') {
+      values[name] = eq < 0 ? true : booleanValue(name, arg.slice(eq + 1));
+      continue;
+    }
+    const next = argv[i + 1];
+    if (eq < 0 && (next === undefined || (next.startsWith('--') && next.length > 2))) throw new UsageError(`--${name} needs a value (--${name}=VALUE)`);
+    const value = eq < 0 ? next! : arg.slice(eq + 1);
+    if (eq < 0) i++;
+    if (flag.choices && !flag.choices.includes(value)) {
+      throw new UsageError(`--${name} must be one of ${flag.choices.join(', ')}; got "${value}"`);
+    }
+    values[name] = value;
+  }
+  if (positionals.length > 0 && !positionalsAllowed) {
+    throw new UsageError(`unexpected argument "${positionals[0]}" (flags are written --name=value)`);
+  }
+  for (const [name, flag] of Object.entries(spec)) {
+    if (!given.has(name) && flag.default !== undefined) values[name] = flag.default;
+  }
+  return { values, positionals, given };
+}
+
+function booleanValue(name: string, text: string): boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new UsageError(`--${name} is a switch: --${name}, --${name}=true or --${name}=false; got "${text}"`);
+}
+
+function unknownFlag(written: string, spec: FlagSpec): string {
+  const name = written.replace(/^-+/, '');
+  const near = Object.keys(spec)
+    .map((k) => [k, editDistance(k, name)] as const)
+    .filter(([k, d]) => d <= Math.max(1, Math.floor(k.length / 3)) || (name.length >= 3 && k.startsWith(name)))
+    .sort((a, b) => a[1] - b[1]);
+  const hint = near.length ? `; did you mean --${near[0]![0]}?` : '';
+  return `unknown flag ${written}${hint}`;
+}
+
+/** Levenshtein distance, for "did you mean". */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+export function usage(shape: CommandShape): string {
+  const rows = Object.entries(shape.flags).map(([name, s]) => {
     const arg = s.type === 'string' ? `=${name.split('.').pop()?.toUpperCase()}` : '';
+    const choices = s.choices ? `; one of ${s.choices.join(', ')}` : '';
     const def = s.default !== undefined && s.default !== false && s.default !== '' ? ` (default: ${String(s.default)})` : '';
-    return `  --${name}${arg}\n      ${s.help}${def}`;
+    return `  --${name}${arg}\n      ${s.help}${choices}${def}`;
   });
-  return `usage: mxl-fabric-exporter ${command}\n\n${summary}\n\nflags:\n${rows.join('\n')}\n`;
+  return `usage: mxl-fabric-exporter ${shape.usage}\n\n${shape.summary}\n\nflags:\n${rows.join('\n')}\n`;
 }
 
 /**
- * Parses a command's flags. Prints the help (returns 0) or the usage error (returns 2)
- * itself, so a command only goes on with parsed flags.
+ * Parses a command's flags. Prints the help (returns 0) or the usage error (returns 2) itself,
+ * so a command only goes on with parsed flags.
  */
-export function commandFlags(argv: string[], io: Io, command: string, summary: string, spec: FlagSpec): Parsed | number {
+export function commandFlags(argv: readonly string[], io: Io, shape: CommandShape): Parsed | number {
+  const command = shape.usage.split(' ')[0]!;
   try {
-    const parsed = parseFlags(argv, spec);
+    const parsed = parseFlags(argv, shape.flags, shape.positionals ?? false);
     if (!parsed.values.help) return parsed;
-    io.stdout(usage(command, summary, spec));
+    io.stdout(usage(shape));
     return 0;
   } catch (e) {
-    io.stderr(`${command.split(' ')[0]}: ${(e as Error).message}\n\n${usage(command, summary, spec)}`);
+    if (!(e instanceof UsageError)) throw e;
+    io.stderr(`${command}: ${e.message}\nRun "mxl-fabric-exporter ${command} --help" for its flags.\n`);
     return 2;
   }
 }
@@ -55,3 +143,5 @@ export const str = (p: Parsed, k: string): string | undefined => {
   const v = p.values[k];
   return typeof v === 'string' ? v : undefined;
 };
+
+export const bool = (p: Parsed, k: string): boolean => p.values[k] === true;

@@ -1,44 +1,62 @@
 /** `calc`: the model on its own, for flow files and/or flags. */
 import { existsSync, readFileSync } from 'node:fs';
-import { type Prediction, type Mtu, type ProviderProfile, ProfileRegistry, predict, toNumber, format as fmtRational, DEFAULT_AUDIO_GRAIN_DURATION, MediaError, MtuError } from '../model/index.js';
+import {
+  type Prediction, type Mtu, type ProviderProfile, type Rational, ProfileRegistry, predict, toNumber, format as fmtRational,
+  DEFAULT_AUDIO_GRAIN_DURATION, MediaError, MtuError, VIDEO_MEDIA_TYPES, DATA_MEDIA_TYPE, mul, rational,
+} from '../model/index.js';
 import { type FlowDefinition, loadFlowFile, mediaOf, parseFlowText } from '../flows/definition.js';
 import { InputError, SourceText, formatProblem, type Problem } from '../input/problems.js';
 import { Fields } from '../input/fields.js';
-import { parseDuration, UnitError } from '../input/units.js';
+import { type RateUnits, RATE_UNIT_CHOICES, formatDataRate, frameRateLabel, parseDuration, parseFrameRate, UnitError } from '../input/units.js';
 import { readProviders } from '../config/providers.js';
-import { type FlagSpec, type Parsed, commandFlags, str, UsageError } from './args.js';
-import { csv, decimal, grouped, table } from './format.js';
+import { type CommandShape, type FlagSpec, type Parsed, commandFlags, str, UsageError } from './args.js';
+import { csv, grouped, table } from './format.js';
 import type { Io } from './io.js';
 
+const MEDIA_TYPES = [...VIDEO_MEDIA_TYPES, 'audio/float32', DATA_MEDIA_TYPE] as const;
+const INTERLACE_MODES = ['progressive', 'interlaced_tff', 'interlaced_bff'] as const;
+
 export const CALC_FLAGS: FlagSpec = {
-  'media-type': { type: 'string', help: 'video/v210, video/v210a, audio/float32 (or audio/*), video/smpte291' },
+  'media-type': { type: 'string', help: 'one flow given by flags, of this media type', choices: MEDIA_TYPES },
   width: { type: 'string', help: 'frame width in pixels (video)' },
   height: { type: 'string', help: 'frame height in lines (video)' },
-  rate: { type: 'string', help: 'grain rate: frame rate for video (30000/1001, 25), grains/s for data' },
-  interlace: { type: 'string', help: 'progressive, interlaced_tff or interlaced_bff (video)' },
-  channels: { type: 'string', help: 'audio channel count', default: '1' },
-  'sample-rate': { type: 'string', help: 'audio sample rate in Hz', default: '48000' },
-  'bit-depth': { type: 'string', help: 'audio bits per sample: 32 or 64', default: '32' },
-  ptime: { type: 'string', help: 'audio grain duration (the seed\'s ptime): 10ms, 1ms, 125us', default: '10ms' },
+  rate: { type: 'string', help: 'video frame rate or data grains/s: 30000/1001, 25, 59.94 (read as 60000/1001), 23.976...' },
+  interlace: { type: 'string', help: 'video scan', choices: INTERLACE_MODES },
+  channels: { type: 'string', help: 'audio channel count (default 1)' },
+  'sample-rate': { type: 'string', help: 'audio sample rate in Hz (default 48000)' },
+  'bit-depth': { type: 'string', help: 'audio bits per sample (default 32)', choices: ['32', '64'] },
+  ptime: { type: 'string', help: 'audio grain duration (the seed\'s ptime), with its unit: 10ms, 1ms, 125us (default 10ms)' },
   label: { type: 'string', help: 'label for a flow given by flags' },
-  id: { type: 'string', help: 'flow id for a flow given by flags', default: '00000000-0000-0000-0000-000000000000' },
+  id: { type: 'string', help: 'flow id for a flow given by flags (default 00000000-0000-0000-0000-000000000000)' },
   mtu: { type: 'string', help: 'L3 MTU: packet budget including the profile\'s mtuOverheadBytes (the seed\'s "mtu")' },
   'ib-mtu': { type: 'string', help: 'IB MTU of a RoCE port (256..4096): RDMA payload per packet; L3 = IB MTU + overhead' },
   provider: { type: 'string', help: 'provider profile', default: 'rdma_rocev2' },
   providers: { type: 'string', help: 'YAML file with a `providers:` list of extra profiles' },
-  output: { type: 'string', help: 'table, json or csv', default: 'table' },
+  output: { type: 'string', help: 'output format', default: 'table', choices: ['table', 'json', 'csv'] },
+  units: { type: 'string', help: 'rates in the table in bytes (MB/s) or bits (Mb/s); JSON and CSV are always bytes/s', default: 'bytes', choices: RATE_UNIT_CHOICES },
   help: { type: 'boolean', help: 'show this help' },
 };
 
-const SUMMARY = `Computes what MXL flows cost on the wire (MXL FabricsBandwidth.md).
+const SHAPE: CommandShape = {
+  usage: 'calc [FLOW_FILE...] [flags]',
+  summary: `Computes what MXL flows cost on the wire (MXL FabricsBandwidth.md).
 Give flow definition files (NMOS flow JSON or YAML), or one flow by flags.
 Without --mtu or --ib-mtu the seed's mtu=4096 (L3) is used.
-Exit status: 0 ok, 2 invalid input.`;
+Exit status: 0 ok, 2 invalid input.`,
+  flags: CALC_FLAGS,
+  positionals: true,
+};
 
 const FLAG_FOR_FIELD: Record<string, string> = {
   media_type: '--media-type', frame_width: '--width', frame_height: '--height', grain_rate: '--rate',
   interlace_mode: '--interlace', sample_rate: '--sample-rate', bit_depth: '--bit-depth', channel_count: '--channels',
   label: '--label', id: '--id',
+};
+
+/** Flags that describe the one flow given by flags, by the formats they apply to. */
+const FLOW_FLAGS: Readonly<Record<string, readonly ('video' | 'audio' | 'data')[]>> = {
+  width: ['video'], height: ['video'], interlace: ['video'], rate: ['video', 'data'],
+  channels: ['audio'], 'sample-rate': ['audio'], 'bit-depth': ['audio'], label: ['video', 'audio', 'data'], id: ['video', 'audio', 'data'],
 };
 
 export interface CalcRow {
@@ -47,11 +65,13 @@ export interface CalcRow {
 }
 
 export function runCalc(argv: string[], io: Io): number {
-  const parsed = commandFlags(argv, io, 'calc [FLOW_FILE...] [flags]', SUMMARY, CALC_FLAGS);
+  const parsed = commandFlags(argv, io, SHAPE);
   if (typeof parsed === 'number') return parsed;
   try {
-    const rows = computeRows(parsed);
-    io.stdout(render(rows, str(parsed, 'output') ?? 'table'));
+    const notes: string[] = [];
+    const rows = computeRows(parsed, notes);
+    for (const note of notes) io.stderr(`calc: note: ${note}\n`);
+    io.stdout(render(rows, str(parsed, 'output')!, str(parsed, 'units') as RateUnits));
     return 0;
   } catch (e) {
     if (e instanceof InputError) io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
@@ -62,16 +82,35 @@ export function runCalc(argv: string[], io: Io): number {
   }
 }
 
-function computeRows(p: Parsed): CalcRow[] {
-  const output = str(p, 'output') ?? 'table';
-  if (!['table', 'json', 'csv'].includes(output)) throw new UsageError(`--output must be table, json or csv, got "${output}"`);
+function computeRows(p: Parsed, notes: string[]): CalcRow[] {
   const profile = resolveProfile(p);
   const mtu = resolveMtu(p);
-  const grainDuration = str(p, 'ptime') ? parseDuration(str(p, 'ptime')!) : DEFAULT_AUDIO_GRAIN_DURATION;
+  const grainDuration = str(p, 'ptime') ? flagValue('--ptime', () => parseDuration(str(p, 'ptime')!)) : DEFAULT_AUDIO_GRAIN_DURATION;
   const flows = p.positionals.map((file) => loadFlowFile(file));
-  if (str(p, 'media-type') !== undefined) flows.push(flowFromFlags(p));
+  if (str(p, 'media-type') !== undefined) flows.push(flowFromFlags(p, notes));
+  else checkNoFlowFlags(p);
   if (flows.length === 0) throw new UsageError('give a flow definition file or --media-type (see --help)');
+  if (p.given.has('ptime') && !flows.some((f) => f.format === 'audio')) {
+    throw new UsageError('--ptime is the grain duration of audio flows, and none is given');
+  }
   return flows.map((flow) => ({ flow, prediction: predict(mediaOf(flow, grainDuration), profile, mtu) }));
+}
+
+/** Runs a parse and names the flag in its error: "--ptime: ..." */
+function flagValue<T>(flag: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof UnitError) throw new UnitError(`${flag}: ${e.message}`);
+    throw e;
+  }
+}
+
+function checkNoFlowFlags(p: Parsed): void {
+  const stray = Object.keys(FLOW_FLAGS).filter((k) => p.given.has(k));
+  if (stray.length) {
+    throw new UsageError(`${stray.map((k) => `--${k}`).join(', ')} describe${stray.length === 1 ? 's' : ''} a flow given by flags: add --media-type (flow files carry their own fields)`);
+  }
 }
 
 function resolveProfile(p: Parsed): ProviderProfile {
@@ -105,28 +144,34 @@ function resolveMtu(p: Parsed): Mtu {
   return { kind: 'l3', bytes: l3 === undefined ? 4096 : value('--mtu', l3) };
 }
 
+type FlowFormat = 'video' | 'audio' | 'data';
+const formatOf = (mediaType: string): FlowFormat => (mediaType.startsWith('audio/') ? 'audio' : mediaType === DATA_MEDIA_TYPE ? 'data' : 'video');
+
 /** Builds an NMOS flow from flags and validates it like a file, naming flags in errors. */
-function flowFromFlags(p: Parsed): FlowDefinition {
+function flowFromFlags(p: Parsed, notes: string[]): FlowDefinition {
   const mediaType = str(p, 'media-type')!;
+  const format = formatOf(mediaType);
+  const inapplicable = Object.entries(FLOW_FLAGS).filter(([k, formats]) => p.given.has(k) && !formats.includes(format)).map(([k]) => `--${k}`);
+  if (inapplicable.length) {
+    const applies = Object.entries(FLOW_FLAGS).filter(([k, formats]) => formats.includes(format) && k !== 'label' && k !== 'id').map(([k]) => `--${k}`);
+    throw new UsageError(`${inapplicable.join(', ')} do${inapplicable.length === 1 ? 'es' : ''} not apply to ${mediaType} (${format} flows take ${applies.join(', ')})`);
+  }
   const num = (flag: string): number | string | undefined => {
     const v = str(p, flag);
     return v !== undefined && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
   };
-  const rate = (flag: string): { numerator: number | string; denominator: number | string } | string | undefined => {
-    const v = str(p, flag);
-    if (v === undefined) return undefined;
-    const m = /^(\d+)(?:\/(\d+))?$/.exec(v);
-    return m ? { numerator: Number(m[1]), denominator: Number(m[2] ?? 1) } : v;
-  };
-  const format = mediaType.startsWith('audio/') ? 'audio' : mediaType === 'video/smpte291' ? 'data' : 'video';
+  const grainRate = str(p, 'rate') === undefined ? undefined : flagValue('--rate', () => parseFrameRate(str(p, 'rate')!));
+  if (grainRate?.note) notes.push(`--rate ${grainRate.note}`);
+  const sampleRate = str(p, 'sample-rate') ?? '48000';
+  if (!/^[1-9]\d*$/.test(sampleRate)) throw new UsageError(`--sample-rate is a whole number of Hz (48000, 96000), got "${sampleRate}"`);
   const flow: Record<string, unknown> = {
-    id: str(p, 'id'), label: str(p, 'label') ?? defaultLabel(p, mediaType), format: `urn:x-nmos:format:${format}`,
-    tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['calc:flags'] }, media_type: mediaType,
+    id: str(p, 'id') ?? '00000000-0000-0000-0000-000000000000', label: str(p, 'label') ?? defaultLabel(p, mediaType, grainRate?.rate),
+    format: `urn:x-nmos:format:${format}`, tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['calc:flags'] }, media_type: mediaType,
   };
   if (format === 'audio') {
-    Object.assign(flow, { sample_rate: rate('sample-rate'), channel_count: num('channels'), bit_depth: num('bit-depth') });
-  } else {
-    Object.assign(flow, { grain_rate: rate('rate') });
+    Object.assign(flow, { sample_rate: { numerator: Number(sampleRate) }, channel_count: num('channels') ?? 1, bit_depth: num('bit-depth') ?? 32 });
+  } else if (grainRate) {
+    Object.assign(flow, { grain_rate: { numerator: Number(grainRate.rate.num), denominator: Number(grainRate.rate.den) } });
   }
   if (format === 'video') {
     Object.assign(flow, { frame_width: num('width'), frame_height: num('height'), interlace_mode: str(p, 'interlace') });
@@ -145,10 +190,13 @@ function flagName(field: string): string {
   return FLAG_FOR_FIELD[top] ?? field;
 }
 
-function defaultLabel(p: Parsed, mediaType: string): string {
-  if (mediaType.startsWith('audio/')) return `${mediaType} ${str(p, 'channels')}ch ${str(p, 'sample-rate')}Hz`;
-  if (mediaType === 'video/smpte291') return `${mediaType} @${str(p, 'rate') ?? '?'}`;
-  return `${mediaType} ${str(p, 'width') ?? '?'}x${str(p, 'height') ?? '?'}@${str(p, 'rate') ?? '?'}`;
+/** "video/v210 1920x1080p25", "video/v210 1920x1080i59.94" (interlaced: the field rate), "video/smpte291 @60". */
+function defaultLabel(p: Parsed, mediaType: string, rate: Rational | undefined): string {
+  if (mediaType.startsWith('audio/')) return `${mediaType} ${str(p, 'channels') ?? 1}ch ${str(p, 'sample-rate') ?? 48000}Hz`;
+  if (mediaType === DATA_MEDIA_TYPE) return `${mediaType} @${rate ? frameRateLabel(rate) : '?'}`;
+  const interlaced = (str(p, 'interlace') ?? 'progressive') !== 'progressive';
+  const shown = rate ? frameRateLabel(interlaced ? mul(rate, rational(2)) : rate) : '?';
+  return `${mediaType} ${str(p, 'width') ?? '?'}x${str(p, 'height') ?? '?'}${interlaced ? 'i' : 'p'}${shown}`;
 }
 
 export function calcJson(row: CalcRow): Record<string, unknown> {
@@ -182,24 +230,24 @@ const CSV_COLUMNS = [
   'wireBytesPerSecond', 'payload', 'l3', 'l2', 'wire',
 ] as const;
 
-export function render(rows: CalcRow[], output: string): string {
+export function render(rows: CalcRow[], output: string, units: RateUnits = 'bytes'): string {
   const objects = rows.map(calcJson);
   if (output === 'json') return `${JSON.stringify(objects, null, 2)}\n`;
   if (output === 'csv') {
     const flat = objects.map((o) => ({ ...o, ...(o.bytesPerSecond as Record<string, number>) }) as Record<string, string | number>);
     return `${csv([[...CSV_COLUMNS], ...flat.map((o) => CSV_COLUMNS.map((c) => o[c] ?? ''))])}\n`;
   }
-  return `${renderTable(rows)}\n`;
+  return `${renderTable(rows, units)}\n`;
 }
 
-function renderTable(rows: CalcRow[]): string {
+function renderTable(rows: CalcRow[], units: RateUnits): string {
   const header = ['flow', 'media type', 'provider', 'mtu', 'bytes/grain', 'grains/s', 'pkts/grain', 'pkts/s', 'media', 'overhead', 'wire'];
   const body = rows.map(({ flow, prediction: p }) => [
     flow.label, flow.mediaType, p.provider, String(p.mtu), grouped(Number(p.writeBytesPerEvent)),
     p.eventRate.den === 1n ? String(p.eventRate.num) : `${fmtRational(p.eventRate)} (${grouped(toNumber(p.eventRate))})`,
     grouped(Number(p.packetsPerEvent)), grouped(toNumber(p.packetsPerSecond)),
-    decimal(toNumber(p.mediaBytesPerSecond), 'B/s'), decimal(toNumber(p.overheadBytesPerSecond), 'B/s'),
-    decimal(toNumber(p.bytesPerSecond.wire), 'B/s'),
+    formatDataRate(toNumber(p.mediaBytesPerSecond), units), formatDataRate(toNumber(p.overheadBytesPerSecond), units),
+    formatDataRate(toNumber(p.bytesPerSecond.wire), units),
   ]);
   return table([header, ...body]);
 }

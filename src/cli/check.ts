@@ -1,102 +1,139 @@
 /**
- * `check`: validates a config and reports each port's provisioning:
- * state ACTIVE, active MTU as the model assumes, predicted wire rate within
- * headroom of capacity. Exit 0 all good, 1 a provisioning failure, 2 invalid config.
+ * `check`: the pre-show gate. Validates a config, looks once at the host (ports, MXL domains)
+ * and runs the named checks of ./checks.ts on every port the config names.
+ * Exit 0 all good, 1 a provisioning failure, 2 invalid config or usage.
  */
+import { Writable } from 'node:stream';
 import { loadConfig } from '../config/load.js';
+import type { Config, FlowBinding } from '../config/types.js';
+import { DomainMonitor } from '../domain/monitor.js';
+import { loadPosix, type Posix } from '../ffi/posix.js';
 import { InputError, formatProblem } from '../input/problems.js';
-import { planPort, type PortPlan } from '../predictions/plan.js';
+import { RATE_UNIT_CHOICES, type RateUnits } from '../input/units.js';
+import { createLogger } from '../log.js';
+import { Planner } from '../predictions/plan.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
-import { type PortAttributes, portKey } from '../sources/types.js';
-import { type FlagSpec, commandFlags, str } from './args.js';
-import { decimal } from './format.js';
+import { portKey } from '../sources/types.js';
+import { type CommandShape, type FlagSpec, commandFlags, str, UsageError } from './args.js';
+import { type DomainSummary, type Finding, runPortChecks } from './checks.js';
 import type { Io } from './io.js';
 import { samplePortsOnce } from './ports.js';
 import { assumptionsOnce, hostFindings } from '../health/check.js';
-import { DEFAULT_CONFIG } from './serve.js';
+import { DEFAULT_CONFIG, checkConfigFile } from './serve.js';
+
+export type { Finding, Verdict } from './checks.js';
 
 const FLAGS: FlagSpec = {
   'config.file': { type: 'string', default: DEFAULT_CONFIG, help: 'YAML config to check' },
   'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint' },
-  output: { type: 'string', default: 'text', help: 'text or json' },
+  output: { type: 'string', default: 'text', help: 'output format', choices: ['text', 'json'] },
+  units: { type: 'string', default: 'bytes', help: 'rates in bytes (GB/s) or bits (Gb/s) first; the other follows in brackets', choices: RATE_UNIT_CHOICES },
   help: { type: 'boolean', help: 'show this help' },
 };
 
-/** `warn` is reported but does not fail provisioning (host assumptions, README "Fabric health"). */
-export type Verdict = 'ok' | 'warn' | 'fail' | 'unknown';
-export interface Finding {
-  readonly check: 'present' | 'state' | 'mtu' | 'capacity' | 'pfc' | 'ecn' | 'vlan';
-  readonly verdict: Verdict;
-  readonly detail: string;
+const SHAPE: CommandShape = {
+  usage: 'check [flags]',
+  summary: `Validates a config and checks each of its ports before a show: present, ACTIVE, RoCE v2 GID,
+link rate against the configured capacity, IB MTU and netdev MTU against the model, MXL domain
+flows found, and the predicted wire rate within headroom of capacity.
+Exit status: 0 ok, 1 a check failed, 2 invalid config or flags.`,
+  flags: FLAGS,
+};
+
+export interface PortReport {
+  readonly device: string;
+  readonly port: number;
+  readonly findings: readonly Finding[];
 }
 
 export function runCheck(argv: string[], io: Io): number {
-  const flags = commandFlags(argv, io, 'check [flags]', 'Validates a config and reports provisioning per port. Exit 0 ok, 1 provisioning failure, 2 invalid config.', FLAGS);
+  const flags = commandFlags(argv, io, SHAPE);
   if (typeof flags === 'number') return flags;
-  let config;
+  let config: Config;
   try {
+    checkConfigFile(str(flags, 'config.file')!, flags.given.has('config.file'));
     config = loadConfig(str(flags, 'config.file')!);
   } catch (e) {
-    if (!(e instanceof InputError)) throw e;
-    io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
+    if (e instanceof UsageError) io.stderr(`check: ${e.message}\n`);
+    else if (e instanceof InputError) io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
+    else throw e;
     return 2;
   }
   const sysfsRoot = str(flags, 'path.sysfs')!;
-  const sampled = new Map(samplePortsOnce(sysfsRoot).ports.map((p) => [portKey(p.ref), p]));
-  const assumptions = assumptionsOnce(sysfsRoot, [...sampled.values()]);
-  const report = config.ports.map((port) => {
-    const sample = sampled.get(portKey(port));
-    const attrs = sample?.attrs;
-    const plan = planPort(port, config.flows, attrs);
-    const host = hostFindings(assumptions.get(portKey(port)), sample, port.provider.l2HeaderBytes);
-    return { device: port.device, port: port.port, findings: [...findings(plan, attrs), ...host], plan };
+  const units = str(flags, 'units') as RateUnits;
+  const sampled = samplePortsOnce(sysfsRoot).ports;
+  const hostPorts = sampled.map((p) => p.attrs);
+  const byKey = new Map(hostPorts.map((a) => [portKey(a), a]));
+  const samples = new Map(sampled.map((p) => [portKey(p.ref), p]));
+  const assumptions = assumptionsOnce(sysfsRoot, sampled);
+  const { summaries, bindings } = lookAtDomains(config);
+  const planner = new Planner(config);
+  if (bindings.length) planner.setDiscovered(bindings);
+  const plans = planner.plans((device, port) => byKey.get(portKey({ device, port })));
+  const report: PortReport[] = plans.map((plan) => {
+    const key = portKey(plan.port);
+    const host = hostFindings(assumptions.get(key), samples.get(key), plan.port.provider.l2HeaderBytes);
+    return {
+      device: plan.port.device,
+      port: plan.port.port,
+      findings: [...runPortChecks({ plan, attrs: byKey.get(key), hostPorts, sysfsRoot, domains: summaries, units }), ...host],
+    };
   });
   const failed = report.some((r) => r.findings.some((f) => f.verdict === 'fail'));
+  const flowCount = planner.allBindings().length;
   if (str(flags, 'output') === 'json') {
-    io.stdout(`${JSON.stringify({ config: config.file, ok: !failed, ports: report.map(({ plan: _p, ...r }) => r) }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ config: config.file, ok: !failed, flows: flowCount, ports: report }, null, 2)}\n`);
   } else {
-    io.stdout(`config ${config.file}: valid, ${config.flows.length} flows on ${config.ports.length} ports\n`);
-    for (const r of report) {
-      io.stdout(`${r.device}/${r.port}\n`);
-      for (const f of r.findings) io.stdout(`  ${f.verdict.toUpperCase().padEnd(7)} ${f.check.padEnd(8)} ${f.detail}\n`);
-    }
-    io.stdout(failed ? 'provisioning: FAIL\n' : 'provisioning: ok\n');
+    io.stdout(renderText(config, report, flowCount, failed));
   }
   return failed ? 1 : 0;
 }
 
-export function findings(plan: PortPlan, attrs: PortAttributes | undefined): Finding[] {
-  const out: Finding[] = [];
-  out.push(attrs
-    ? { check: 'present', verdict: 'ok', detail: `found (attributes from ${attrs.attributeSource})` }
-    : { check: 'present', verdict: 'fail', detail: 'port not found on this host' });
-  if (attrs) {
-    out.push({ check: 'state', verdict: attrs.state === 'ACTIVE' ? 'ok' : 'fail', detail: `state ${attrs.state}` });
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function renderText(config: Config, report: readonly PortReport[], flowCount: number, failed: boolean): string {
+  const found = flowCount - config.flows.length;
+  const fromDomains = config.domains.length ? ` (${config.flows.length} configured, ${found} found in MXL domains)` : '';
+  let out = `config ${config.file}: valid, ${plural(flowCount, 'flow')}${fromDomains} on ${plural(report.length, 'port')}\n`;
+  const width = Math.max(...report.flatMap((r) => r.findings.map((f) => f.check.length)), 8);
+  for (const r of report) {
+    out += `${r.device}/${r.port}\n`;
+    for (const f of r.findings) out += `  ${f.verdict.toUpperCase().padEnd(7)} ${f.check.padEnd(width)} ${f.detail}\n`;
   }
-  out.push(mtuFinding(plan, attrs));
-  for (const direction of ['tx', 'rx'] as const) out.push(capacityFinding(plan, direction));
-  return out;
+  return `${out}${failed ? 'provisioning: FAIL' : 'provisioning: ok'}\n`;
 }
 
-function mtuFinding(plan: PortPlan, attrs: PortAttributes | undefined): Finding {
-  const active = attrs?.activeIbMtu;
-  if (!plan.mtu) return { check: 'mtu', verdict: 'unknown', detail: 'mtu: auto, but the port reports no active MTU' };
-  const modelPayload = plan.mtu.kind === 'ib' ? plan.mtu.bytes : plan.mtu.bytes - plan.port.provider.mtuOverheadBytes;
-  if (active === undefined) return { check: 'mtu', verdict: 'unknown', detail: `model assumes ${modelPayload} B payload per packet; active MTU unknown` };
-  if (active < modelPayload) {
-    return { check: 'mtu', verdict: 'fail', detail: `active IB MTU ${active} is below the model's ${modelPayload} B payload per packet: more packets than predicted` };
+/** One scan of each configured MXL domain: what is there, and the flows it binds. */
+function lookAtDomains(config: Config): { summaries: DomainSummary[]; bindings: FlowBinding[] } {
+  if (config.domains.length === 0) return { summaries: [], bindings: [] };
+  const quiet = createLogger('fatal', 'json', new Writable({ write: (_c, _e, cb) => cb() }));
+  let posix: Posix | undefined;
+  try {
+    posix = loadPosix();
+  } catch {
+    posix = undefined;
   }
-  return { check: 'mtu', verdict: 'ok', detail: `active IB MTU ${active}, model payload per packet ${modelPayload}` };
+  const clock = { monotonicNs: process.hrtime.bigint, taiNs: () => (posix ? posix.taiNowNs() : BigInt(Date.now()) * 1_000_000n) };
+  const summaries: DomainSummary[] = [];
+  const bindings: FlowBinding[] = [];
+  for (const domain of config.domains) {
+    const monitor = new DomainMonitor([domain], { clock, probe: posix, log: quiet });
+    monitor.tick(config.sampling.windowMs);
+    const flows = monitor.flows();
+    const selected = monitor.bindings();
+    bindings.push(...selected);
+    const selectedIds = new Set(selected.map((b) => b.flow.id));
+    const writers = flows.filter((f) => selectedIds.has(f.id)).map((f) => f.writerActive);
+    summaries.push({
+      domain,
+      error: monitor.errors()[0]?.error,
+      found: flows.length,
+      selected: selected.length,
+      unusable: flows.filter((f) => f.defError !== undefined).map((f) => f.id),
+      writersActive: writers.some((w) => w === undefined) ? undefined : writers.filter(Boolean).length,
+    });
+    monitor.close();
+  }
+  return { summaries, bindings };
 }
 
-function capacityFinding(plan: PortPlan, direction: 'tx' | 'rx'): Finding {
-  const t = plan.totals[direction];
-  const cap = plan.capacityBytesPerSecond;
-  const headroom = plan.port.headroom;
-  if (!t) return { check: 'capacity', verdict: 'unknown', detail: `${direction}: MTU unknown, nothing predicted` };
-  const wire = t.bytesPerSecond.wire;
-  if (cap === undefined) return { check: 'capacity', verdict: 'unknown', detail: `${direction}: ${decimal(wire, 'B/s')} predicted; capacity unknown` };
-  const share = wire / cap;
-  const detail = `${direction}: ${decimal(wire, 'B/s')} predicted of ${decimal(cap, 'B/s')} (${(share * 100).toFixed(2)} %, headroom ${(headroom * 100).toFixed(0)} %)`;
-  return { check: 'capacity', verdict: share <= headroom ? 'ok' : 'fail', detail };
-}

@@ -10,7 +10,7 @@ commands:
   calc      compute a flow's wire cost with the model
   check     validate a config and report each port's provisioning
   devices   list RDMA ports, their attributes and counter sources
-  version   print the version
+  version   print the version and revision (also --version)
 
 Run \`mxl-fabric-exporter <command> --help\` for a command's flags.
 `;
@@ -22,16 +22,29 @@ const commands: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve.js')).runServe,
   check: async () => (await import('./check.js')).runCheck,
   devices: async () => (await import('./devices.js')).runDevices,
-  version: async () => (_argv, io) => {
-    io.stdout(`mxl-fabric-exporter ${BUILD.version} (node ${process.version})\n`);
+  version: async () => (argv, io) => {
+    if (argv.length > 0) {
+      io.stderr(`version: takes no arguments, got "${argv[0]}"\n`);
+      return 2;
+    }
+    io.stdout(versionText());
     return 0;
   },
 };
+
+/** As Prometheus exporters print it: version, revision, runtime. */
+export function versionText(): string {
+  return `mxl-fabric-exporter, version ${BUILD.version} (revision: ${BUILD.revision})\n  node: ${BUILD.nodeVersion}\n`;
+}
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h' || first === 'help') {
     io.stdout(COMMANDS);
+    return 0;
+  }
+  if (first === '--version') {
+    io.stdout(versionText());
     return 0;
   }
   if (first === undefined || first.startsWith('-')) return (await commands.serve!())(argv, io);

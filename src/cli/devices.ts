@@ -1,17 +1,18 @@
 /** `devices`: the RDMA ports this host has, their attributes and counter sources. */
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
+import { formatDataRate } from '../input/units.js';
 import { type FlagSpec, commandFlags, str } from './args.js';
 import type { Io } from './io.js';
 import { quantitySources, samplePortsOnce } from './ports.js';
 
 const FLAGS: FlagSpec = {
   'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint' },
-  output: { type: 'string', default: 'text', help: 'text or json' },
+  output: { type: 'string', default: 'text', help: 'output format', choices: ['text', 'json'] },
   help: { type: 'boolean', help: 'show this help' },
 };
 
 export function runDevices(argv: string[], io: Io): number {
-  const flags = commandFlags(argv, io, 'devices [flags]', 'Lists RDMA ports, their attributes and which counter source each quantity comes from.', FLAGS);
+  const flags = commandFlags(argv, io, { usage: 'devices [flags]', summary: 'Lists RDMA ports, their attributes and which counter source each quantity comes from.', flags: FLAGS });
   if (typeof flags === 'number') return flags;
   const sampled = samplePortsOnce(str(flags, 'path.sysfs')!);
   const ports = sampled.ports.map((p) => ({
@@ -31,7 +32,7 @@ export function runDevices(argv: string[], io: Io): number {
   }
   for (const p of ports) {
     io.stdout(`${p.device}/${p.port}  state ${p.state}${p.physState ? ` (${p.physState})` : ''}  link ${p.linkLayer}` +
-      `  netdev ${p.netdev ?? '-'}  active MTU ${p.activeIbMtu ?? '?'}  rate ${p.rateBitsPerSecond !== undefined ? `${p.rateBitsPerSecond / 1e9} Gb/s` : '?'}` +
+      `  netdev ${p.netdev ?? '-'}  active MTU ${p.activeIbMtu ?? '?'}  rate ${p.rateBitsPerSecond !== undefined ? `${p.rateBitsPerSecond / 1e9} Gb/s (${formatDataRate(p.rateBitsPerSecond / 8, 'bytes')})` : '?'}` +
       `  GID types ${p.gidTypes.join(', ') || '-'}  attributes from ${p.attributeSource}\n`);
     io.stdout(`  counter sources: ${p.counterSources.join(', ') || 'none'} (${p.counters} counters)\n`);
     for (const q of p.quantities) {

@@ -1,15 +1,5 @@
-/** Decimal-unit formatting, as the seed presents rates (MB/s = 10^6 B/s). */
-const PREFIXES = ['', 'k', 'M', 'G', 'T'] as const;
-
-export function decimal(value: number, unit: string, digits = 3): string {
-  let v = value;
-  let i = 0;
-  while (Math.abs(v) >= 1000 && i < PREFIXES.length - 1) {
-    v /= 1000;
-    i++;
-  }
-  return `${i === 0 ? String(+v.toFixed(digits)) : v.toFixed(digits)} ${PREFIXES[i]}${unit}`;
-}
+/** Table and CSV formatting for the commands; rates and units come from src/input/units.ts. */
+export { formatDecimal as decimal } from '../input/units.js';
 
 /** 141038250 -> "141,038,250"; fractional values keep up to 3 decimals. */
 export function grouped(value: number): string {

@@ -1,13 +1,17 @@
 /** `serve`: run the exporter until SIGTERM/SIGINT; SIGHUP reloads the config. */
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { Daemon } from '../exporter/daemon.js';
 import { createLogger, LOG_LEVELS, type LogFormat } from '../log.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
-import { type FlagSpec, commandFlags, str, UsageError } from './args.js';
+import { type CommandShape, type FlagSpec, bool, commandFlags, str, UsageError } from './args.js';
 import type { Io } from './io.js';
 
-export const DEFAULT_CONFIG = fileURLToPath(new URL('../../config/example.yaml', import.meta.url));
+/**
+ * Where a host's config lives. Not the shipped example: that one names mlx5_0 and would report
+ * false drift on a real host with such a device (`npm start` names the example explicitly).
+ */
+export const DEFAULT_CONFIG = '/etc/mxl-fabric-exporter/config.yaml';
 export const DEFAULT_LISTEN = ':9842';
 
 export const SERVE_FLAGS: FlagSpec = {
@@ -15,20 +19,26 @@ export const SERVE_FLAGS: FlagSpec = {
   'web.listen-address': { type: 'string', default: DEFAULT_LISTEN, help: 'address to listen on, [host]:port' },
   'web.telemetry-path': { type: 'string', default: '/metrics', help: 'path under which to expose metrics' },
   'web.config.file': { type: 'string', default: '', help: 'exporter-toolkit web config: TLS, basic auth, headers (empty: plain HTTP, no auth)' },
+  'web.enable-lifecycle': { type: 'boolean', default: false, help: 'allow POST /-/reload over HTTP (403 without it; SIGHUP always reloads)' },
   'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint; every file the exporter reads is under it' },
-  'log.level': { type: 'string', default: 'info', help: `one of ${LOG_LEVELS.join(', ')}` },
-  'log.format': { type: 'string', default: 'logfmt', help: 'logfmt or json' },
+  'log.level': { type: 'string', default: 'info', help: 'only log messages at this level or above', choices: LOG_LEVELS },
+  'log.format': { type: 'string', default: 'logfmt', help: 'log line format', choices: ['logfmt', 'json'] },
   help: { type: 'boolean', help: 'show this help' },
 };
 
-const SUMMARY = `Serves predicted and measured MXL flow bandwidth as Prometheus metrics.
-SIGHUP or POST /-/reload re-reads the config; a bad config keeps the running one.`;
+const SHAPE: CommandShape = {
+  usage: 'serve [flags]',
+  summary: `Serves predicted and measured MXL flow bandwidth as Prometheus metrics.
+SIGHUP (or POST /-/reload with --web.enable-lifecycle) re-reads the config; a bad config keeps the running one.`,
+  flags: SERVE_FLAGS,
+};
 
 export async function runServe(argv: string[], io: Io): Promise<number> {
-  const flags = commandFlags(argv, io, 'serve [flags]', SUMMARY, SERVE_FLAGS);
+  const flags = commandFlags(argv, io, SHAPE);
   if (typeof flags === 'number') return flags;
   try {
-    checkFlags(str(flags, 'log.level')!, str(flags, 'log.format')!, str(flags, 'web.telemetry-path')!);
+    checkTelemetryPath(str(flags, 'web.telemetry-path')!);
+    checkConfigFile(str(flags, 'config.file')!, flags.given.has('config.file'));
   } catch (e) {
     io.stderr(`serve: ${(e as Error).message}\n`);
     return 2;
@@ -40,15 +50,17 @@ export async function runServe(argv: string[], io: Io): Promise<number> {
     telemetryPath: str(flags, 'web.telemetry-path')!,
     sysfsRoot: str(flags, 'path.sysfs')!,
     webConfigFile: str(flags, 'web.config.file') ?? '',
+    enableLifecycle: bool(flags, 'web.enable-lifecycle'),
     log,
   });
   try {
     await daemon.start();
   } catch (e) {
     if (e instanceof InputError) {
-      for (const p of e.problems) log.error({ problem: formatProblem(p) }, 'invalid config');
+      // Said once, one line per problem: by the log, or plainly when --log.level hides errors.
+      if (log.isLevelEnabled('error')) for (const p of e.problems) log.error({ problem: formatProblem(p) }, 'invalid config');
+      else io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
       await daemon.stop();
-      io.stderr(`${e.problems.map(formatProblem).join('\n')}\n`);
       return 2;
     }
     log.error({ err: (e as Error).message }, 'cannot start');
@@ -57,9 +69,15 @@ export async function runServe(argv: string[], io: Io): Promise<number> {
   return waitForSignals(daemon, log);
 }
 
-function checkFlags(level: string, format: string, path: string): void {
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new UsageError(`--log.level must be one of ${LOG_LEVELS.join(', ')}`);
-  if (format !== 'logfmt' && format !== 'json') throw new UsageError('--log.format must be logfmt or json');
+/** A missing config file is a usage error that says where the example is, not a stack of YAML errors. */
+export function checkConfigFile(file: string, given: boolean): void {
+  if (existsSync(file)) return;
+  const how = given ? '' : ' (the default --config.file)';
+  throw new UsageError(`config file ${file}${how} does not exist; give --config.file=FILE. ` +
+    'To try the exporter, the shipped example is config/example.yaml (npm start uses it); README "Configuration" describes the keys');
+}
+
+function checkTelemetryPath(path: string): void {
   if (!path.startsWith('/') || ['/', '/-/healthy', '/-/ready', '/-/reload'].includes(path)) {
     throw new UsageError(`--web.telemetry-path "${path}" must start with / and not clash with /, /-/healthy, /-/ready or /-/reload`);
   }

@@ -6,7 +6,7 @@ import { type Mtu, ProfileRegistry, type ProviderProfile, type Rational, DEFAULT
 import { type FlowDefinition, loadFlowFile, mediaOf, readFlow } from '../flows/definition.js';
 import { Fields } from '../input/fields.js';
 import { InputError, type PathItem, type Problem, SourceText } from '../input/problems.js';
-import { parseBitRate, parseDuration, durationMs, UnitError } from '../input/units.js';
+import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
 import { type Config, type DomainConfig, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
 import type { Direction } from '../sources/types.js';
@@ -147,8 +147,8 @@ function readCapacity(f: Fields): number | 'auto' | undefined {
   const v = f.scalar('capacity');
   if (v === undefined || v === 'auto') return 'auto';
   try {
-    if (typeof v !== 'string' && typeof v !== 'number') throw new UnitError('expected auto or a bit rate such as 100Gbps');
-    return parseBitRate(v);
+    if (typeof v !== 'string' && typeof v !== 'number') throw new UnitError('expected auto or a data rate such as 100Gbps or 12.5GB/s');
+    return parseDataRate(v);
   } catch (e) {
     f.report('capacity', (e as Error).message);
     return undefined;

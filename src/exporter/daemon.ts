@@ -13,9 +13,9 @@ import { Sampler } from '../sampler/sampler.js';
 import { selectSources, type Measurement } from '../sources/select.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
-import { WebConfigWatcher } from './webconfig.js';
+import { WebConfigWatcher } from './web/index.js';
 import { landingPage } from './landing.js';
-import { buildView, type ExporterState } from './view.js';
+import { buildView, flowMeasurements, type ExporterState } from './view.js';
 import { DomainMonitor } from '../domain/monitor.js';
 import { loadPosix, type Posix } from '../ffi/posix.js';
 import { HostAssumptions } from '../health/assumptions.js';
@@ -35,6 +35,8 @@ export interface DaemonOptions {
   readonly manualClock?: () => bigint;
   /** exporter-toolkit web config (TLS, basic auth, headers); empty or absent: plain HTTP. */
   readonly webConfigFile?: string;
+  /** `--web.enable-lifecycle`: POST /-/reload reloads (otherwise 403). SIGHUP always does. */
+  readonly enableLifecycle?: boolean;
 }
 
 export class Daemon {
@@ -67,12 +69,15 @@ export class Daemon {
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
       metrics: () => this.metrics.render(),
-      landing: () => {
+      landing: (query) => {
         const state = this.state();
-        return landingPage(state, buildView(state), this.opts.telemetryPath);
+        const units = query.get('units') === 'bits' ? 'bits' : 'bytes';
+        return landingPage(state, buildView(state), flowMeasurements(state), { telemetryPath: this.opts.telemetryPath, units });
       },
       ready: () => this.sampler !== undefined,
       reload: () => this.reload(),
+      lifecycle: this.opts.enableLifecycle ?? false,
+      internalError: (err) => this.opts.log.error({ err: err instanceof Error ? err.message : String(err) }, 'request failed'),
     });
     this.server = await listen(app, this.opts.listenAddress, { web, log: this.opts.log });
     this.opts.log.info({ address: this.opts.listenAddress, telemetry_path: this.opts.telemetryPath, tls: web?.current.tls !== undefined, basic_auth: (web?.current.users.size ?? 0) > 0 }, 'listening');

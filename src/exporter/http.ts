@@ -1,19 +1,26 @@
 /** HTTP: only the documented routes and methods, with size and time limits. */
 import express, { type Request, type Response, type NextFunction } from 'express';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.js';
-import { checkClientCertificate, secureContextOptions, verifyFlags, type WebConfigWatcher } from './webconfig.js';
+import { checkClientCertificate, guarded, secureContextOptions, verifyFlags, type WebConfigWatcher } from './web/index.js';
+
+export { MAX_BODY_BYTES } from './web/index.js';
 
 export interface Routes {
   readonly telemetryPath: string;
   /** The body in pieces, so text kept between scrapes is sent without copying it. */
   metrics(): Promise<readonly Buffer[]>;
-  landing(): string;
+  /** The status page; `query` is the request's query string (`units=bits`). */
+  landing(query: URLSearchParams): string;
   ready(): boolean;
   reload(): { ok: true } | { ok: false; error: string };
+  /** `--web.enable-lifecycle`: whether POST /-/reload may reload (403 otherwise), as in Prometheus. */
+  readonly lifecycle: boolean;
+  /** Told about an error a route threw; the client only gets "internal error". */
+  internalError?(err: unknown): void;
 }
 
 // Prometheus' exposition format 0.0.4 content type, as prom-client's Registry reports it.
@@ -37,20 +44,23 @@ export function buildApp(routes: Routes): express.Express {
       next(e);
     }
   });
-  app.all('/', allow(['GET']), (_req, res) => void res.type('html').send(routes.landing()));
+  app.all('/', allow(['GET']), (req, res) => void res.type('html').send(routes.landing(new URL(req.url, 'http://x').searchParams)));
   app.all('/-/healthy', allow(['GET']), (_req, res) => void res.type('text/plain').send('Healthy\n'));
   app.all('/-/ready', allow(['GET']), (_req, res) => {
     if (routes.ready()) res.type('text/plain').send('Ready\n');
     else res.status(503).type('text/plain').send('Not ready\n');
   });
   app.all('/-/reload', allow(['POST', 'PUT']), (_req, res) => {
+    if (!routes.lifecycle) return void res.status(403).type('text/plain').send('Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n');
     const r = routes.reload();
     if (r.ok) res.type('text/plain').send('Reloaded\n');
     else res.status(500).type('text/plain').send(`failed to reload config: ${r.error}\n`);
   });
   app.use((_req: Request, res: Response) => void res.status(404).type('text/plain').send('Not found\n'));
+  // What went wrong is logged; the body says nothing about the exporter's insides.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    res.status(500).type('text/plain').send(`internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    routes.internalError?.(err);
+    res.status(500).type('text/plain').send('internal error\n');
   });
   return app;
 }
@@ -64,8 +74,6 @@ export function parseListenAddress(addr: string): { host: string | undefined; po
   return { host: host ? host : undefined, port };
 }
 
-/** Request bodies are never needed (POST /-/reload takes none): anything above this is refused. */
-export const MAX_BODY_BYTES = 1024;
 const SERVER_LIMITS = { maxHeaderSize: 16 * 1024, requestTimeout: 10_000, headersTimeout: 5_000, connectionsCheckingInterval: 1_000 } as const;
 
 export interface ListenOptions {
@@ -110,63 +118,4 @@ export function listen(app: express.Express, addr: string, opts: ListenOptions =
       resolve(server);
     });
   });
-}
-
-/**
- * What runs before the routes: the web config's headers, rate limit and basic auth, and the
- * request body limit (413 above MAX_BODY_BYTES, declared or streamed).
- */
-function guarded(app: express.Express, web: WebConfigWatcher | undefined): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    const config = web?.refresh();
-    if (config) for (const [k, v] of Object.entries(config.headers)) res.setHeader(k, v);
-    if (web?.rateLimiter && !web.rateLimiter.allow()) return void plain(res, 429, 'Too Many Requests\n');
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (!(declared <= MAX_BODY_BYTES)) return void tooLarge(req, res);
-    const proceed = (): void => {
-      if (!config || config.users.size === 0) return void drainBody(req, res, () => app(req, res));
-      web!.auth.verify(config.users, req.headers.authorization).then(
-        (ok) => {
-          if (ok) return drainBody(req, res, () => app(req, res));
-          res.setHeader('WWW-Authenticate', 'Basic');
-          plain(res, 401, 'Unauthorized\n');
-        },
-        () => plain(res, 500, 'internal error\n'),
-      );
-    };
-    proceed();
-  };
-}
-
-/** Reads and drops a body of at most MAX_BODY_BYTES, then `next`; 413 and close when it is longer. */
-function drainBody(req: IncomingMessage, res: ServerResponse, next: () => void): void {
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (!hasBody || req.readableEnded) return next();
-  let seen = 0;
-  let failed = false;
-  req.on('data', (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > MAX_BODY_BYTES && !failed) {
-      failed = true;
-      tooLarge(req, res);
-    }
-  });
-  req.once('end', () => {
-    if (!failed) next();
-  });
-  req.once('error', () => undefined);
-}
-
-function tooLarge(req: IncomingMessage, res: ServerResponse): void {
-  res.setHeader('Connection', 'close');
-  plain(res, 413, `Request body larger than ${MAX_BODY_BYTES} bytes\n`);
-  res.once('finish', () => req.destroy());
-}
-
-function plain(res: ServerResponse, status: number, body: string): void {
-  if (res.headersSent) return;
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
 }

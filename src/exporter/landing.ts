@@ -1,64 +1,220 @@
-/** The landing page at `/`: flows and ports, predicted against measured. */
+/**
+ * The landing page at `/`: a small live status page, rendered on the server, that reloads itself
+ * every sampling interval (at least every 2 s). Per port and direction: state, capacity,
+ * predicted utilisation against headroom, predicted against measured with the drift coloured
+ * against the tolerance, and the counter source drift comes from. Per flow: its prediction and,
+ * for flows in an MXL domain, the measured grains and whether a writer holds it.
+ * `?units=bits` shows rates in bits per second; metrics stay in bytes.
+ *
+ * Tables are lists of columns, so one more column (a flow's state, say) is one more entry.
+ */
 import { toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
-import type { ExporterState, PortView } from './view.js';
+import { formatDataRate, formatDecimal, frameRateLabel, type RateUnits } from '../input/units.js';
+import type { FlowPrediction } from '../predictions/plan.js';
+import type { DirectionView, ExporterState, FlowMeasurementView, PortView } from './view.js';
+
+export interface LandingOptions {
+  readonly telemetryPath: string;
+  readonly units: RateUnits;
+  /** What the page says about itself, for "updated at". */
+  readonly now?: Date;
+}
 
 const esc = (s: string | number): string =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const rate = (v: number | undefined, unit: string): string => {
-  if (v === undefined) return '—';
-  const units = ['', 'k', 'M', 'G', 'T'];
-  let x = v;
-  let i = 0;
-  while (x >= 1000 && i < units.length - 1) {
-    x /= 1000;
-    i++;
-  }
-  return `${x.toFixed(i === 0 ? 0 : 3)} ${units[i]}${unit}`;
-};
+const NONE = '<span class="none">—</span>';
+const pct = (r: number, signed = false): string => `${signed && r >= 0 ? '+' : ''}${(r * 100).toFixed(2)} %`;
+const cell = (html: string, cls = ''): string => `<td${cls ? ` class="${cls}"` : ''}>${html}</td>`;
 
-const pct = (r: number): string => `${r >= 0 ? '+' : ''}${(r * 100).toFixed(2)} %`;
-
-function flowRows(views: readonly PortView[]): string {
-  const rows = views.flatMap((v) => (v.plan?.flows ?? []).map(({ binding: b, prediction: p }) => `<tr>
-<td>${esc(b.flow.label)}<br><small>${esc(b.flow.id)}</small></td><td>${esc(b.flow.mediaType)}</td>
-<td>${esc(`${b.device}/${b.port}`)} ${esc(b.direction)}</td><td>${esc(b.provider.name)}</td>
-<td>${p ? esc(`${p.eventRate.num}/${p.eventRate.den}`) : '—'}</td><td>${p ? rate(toNumber(p.packetsPerSecond), 'pkt/s') : 'MTU unknown'}</td>
-<td>${p ? rate(toNumber(p.bytesPerSecond.l2), 'B/s') : '—'}</td><td>${p ? rate(toNumber(p.bytesPerSecond.wire), 'B/s') : '—'}</td></tr>`));
-  return rows.join('\n') || '<tr><td colspan="8">No flows configured.</td></tr>';
+interface Column<T> {
+  readonly header: string;
+  readonly title?: string;
+  readonly cell: (row: T) => string;
 }
 
-function portRows(views: readonly PortView[]): string {
-  return views.flatMap((v) => v.directions.map((d) => {
-    const t = v.plan?.totals[d.direction];
-    const attrs = v.sampled?.attrs;
-    const measured = d.bytes.map((m) => `${rate(m.rate, 'B/s')} <small>(${esc(m.source)}, ${esc(m.layer ?? '?')})</small>`).join('<br>') || '—';
-    const drift = d.drift.map((x) => `${esc(x.quantity)} ${pct(x.ratio)}`).join('<br>') || '—';
-    return `<tr><td>${esc(`${v.device}/${v.port}`)}</td><td>${esc(d.direction)}</td>
-<td>${attrs ? esc(`${attrs.state}${attrs.netdev ? ` (${attrs.netdev})` : ''}`) : '<b>not found</b>'}</td>
-<td>${v.plan?.mtu ? esc(`${v.plan.mtu.kind === 'ib' ? 'IB ' : 'L3 '}${v.plan.mtu.bytes} (${v.plan.mtuFrom})`) : 'unknown'}</td>
-<td>${t ? rate(t.bytesPerSecond.l2, 'B/s') : '—'}</td><td>${t ? rate(t.packetsPerSecond, 'pkt/s') : '—'}</td>
-<td>${measured}</td><td>${rate(d.packets[0]?.rate, 'pkt/s')}</td><td>${drift}</td></tr>`;
-  })).join('\n') || '<tr><td colspan="9">No ports.</td></tr>';
+function table<T>(id: string, columns: readonly Column<T>[], rows: readonly T[], empty: string): string {
+  const head = columns.map((c) => `<th${c.title ? ` title="${esc(c.title)}"` : ''}>${esc(c.header)}</th>`).join('');
+  const body = rows.length
+    ? rows.map((r) => `<tr>${columns.map((c) => c.cell(r)).join('')}</tr>`).join('\n')
+    : `<tr><td colspan="${columns.length}" class="none">${esc(empty)}</td></tr>`;
+  return `<table id="${id}"><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
-export function landingPage(state: ExporterState, views: readonly PortView[], telemetryPath: string): string {
+// ---------------------------------------------------------------------------------------------
+// Ports: one row per port and direction
+
+interface PortRow {
+  readonly view: PortView;
+  readonly dir: DirectionView;
+  readonly tolerance: number;
+  readonly units: RateUnits;
+}
+
+const rate = (bytesPerSecond: number | undefined, units: RateUnits): string =>
+  bytesPerSecond === undefined ? NONE : esc(formatDataRate(bytesPerSecond, units));
+
+const PORT_COLUMNS: readonly Column<PortRow>[] = [
+  { header: 'port', cell: ({ view }) => cell(`<b>${esc(`${view.device}/${view.port}`)}</b>${view.sampled?.attrs.netdev ? `<br><small>${esc(view.sampled.attrs.netdev)}</small>` : ''}`) },
+  { header: 'dir', cell: ({ dir }) => cell(esc(dir.direction)) },
+  {
+    header: 'state',
+    cell: ({ view }) => {
+      const attrs = view.sampled?.attrs;
+      if (!attrs) return cell('not found', 'bad');
+      return cell(esc(attrs.state), attrs.state === 'ACTIVE' ? 'ok' : 'bad');
+    },
+  },
+  {
+    header: 'capacity',
+    title: 'configured capacity, or the link rate (capacity: auto)',
+    cell: ({ view, units }) => {
+      const cap = view.plan?.capacityBytesPerSecond;
+      if (cap === undefined) return cell(NONE);
+      const other = units === 'bits' ? 'bytes' : 'bits';
+      return cell(`${esc(formatDataRate(cap, units))}<br><small>${esc(formatDataRate(cap, other))} · ${esc(view.plan!.capacityFrom === 'config' ? 'configured' : 'link rate')}</small>`);
+    },
+  },
+  {
+    header: 'predicted wire',
+    title: 'what the flows bound here cost on the wire (the model)',
+    cell: ({ view, dir, units }) => cell(rate(view.plan?.totals[dir.direction]?.bytesPerSecond.wire, units)),
+  },
+  {
+    header: 'utilisation',
+    title: 'predicted wire / capacity, against the headroom',
+    cell: ({ view, dir }) => {
+      const t = view.plan?.totals[dir.direction];
+      const cap = view.plan?.capacityBytesPerSecond;
+      if (!t || !cap) return cell(NONE);
+      const share = t.bytesPerSecond.wire / cap;
+      const headroom = view.plan!.port.headroom;
+      return cell(`${pct(share)}<br><small>headroom ${pct(headroom)}</small>`, share > headroom ? 'bad' : 'ok');
+    },
+  },
+  {
+    header: 'predicted',
+    title: 'at the layer the preferred counter measures',
+    cell: ({ view, dir, units }) => {
+      const t = view.plan?.totals[dir.direction];
+      const layer = dir.bytes.find((m) => m.layer !== undefined)?.layer ?? 'l2';
+      if (!t) return cell(NONE);
+      return cell(`${rate(t.bytesPerSecond[layer], units)} <small>${esc(layer)}</small><br>${esc(formatDecimal(t.packetsPerSecond, 'pkt/s'))}`);
+    },
+  },
+  {
+    header: 'measured',
+    cell: ({ dir, units }) => {
+      const b = dir.bytes.find((m) => m.layer !== undefined) ?? dir.bytes[0];
+      const p = dir.packets[0];
+      if (!b && !p) return cell(NONE);
+      return cell(`${b ? `${rate(b.rate, units)} <small>${esc(b.layer ?? '?')}</small>` : NONE}<br>${p ? esc(formatDecimal(p.rate, 'pkt/s')) : NONE}`);
+    },
+  },
+  {
+    header: 'drift',
+    title: 'measured / predicted - 1; red outside the drift tolerance',
+    cell: ({ dir, tolerance }) => {
+      if (dir.drift.length === 0) return cell(NONE);
+      const worst = Math.max(...dir.drift.map((d) => Math.abs(d.ratio)));
+      const lines = dir.drift.map((d) => `${esc(d.quantity)} <span class="num">${pct(d.ratio, true)}</span>`).join('<br>');
+      return cell(`${lines}<br><small>tolerance ±${pct(tolerance)}</small>`, worst > tolerance ? 'bad' : 'ok');
+    },
+  },
+  {
+    header: 'source',
+    title: 'the counters drift is computed from (preferred source first)',
+    cell: ({ dir }) => {
+      const used = dir.drift.map((d) => `${esc(d.quantity)}: ${esc(d.source)}${d.layer ? ` (${esc(d.layer)})` : ''}`);
+      return cell(used.length ? used.join('<br>') : NONE);
+    },
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
+// Flows: one row per flow binding
+
+interface FlowRow {
+  readonly fp: FlowPrediction;
+  readonly measured: FlowMeasurementView | undefined;
+  readonly tolerance: number;
+  readonly units: RateUnits;
+}
+
+const yesNo = (v: boolean | undefined): string => (v === undefined ? NONE : v ? 'yes' : 'no');
+
+const FLOW_COLUMNS: readonly Column<FlowRow>[] = [
+  { header: 'flow', cell: ({ fp: { binding: b } }) => cell(`${esc(b.flow.label)}<br><small>${esc(b.flow.id)}</small>`) },
+  { header: 'media type', cell: ({ fp: { binding: b } }) => cell(esc(b.flow.mediaType)) },
+  { header: 'bound to', cell: ({ fp: { binding: b } }) => cell(`${esc(`${b.device}/${b.port}`)} ${esc(b.direction)}<br><small>${esc(b.origin)} · ${esc(b.provider.name)}</small>`) },
+  {
+    header: 'grain rate',
+    cell: ({ fp: { prediction: p } }) => cell(p ? `${esc(`${p.eventRate.num}/${p.eventRate.den}`)}<br><small>${esc(frameRateLabel(p.eventRate))}/s</small>` : NONE),
+  },
+  {
+    header: 'predicted',
+    title: 'the model: wire rate and packets per second',
+    cell: ({ fp: { prediction: p }, units }) => cell(p
+      ? `${rate(toNumber(p.bytesPerSecond.wire), units)} <small>wire</small><br>${esc(formatDecimal(toNumber(p.packetsPerSecond), 'pkt/s'))}`
+      : 'MTU unknown'),
+  },
+  {
+    header: 'measured grains',
+    title: "grains per second the flow's writer commits (MXL domain flows)",
+    cell: ({ measured, tolerance }) => {
+      const m = measured?.measurement;
+      if (!m) return cell(NONE);
+      const drift = m.predictedGrainsPerSecond > 0 ? m.grainsPerSecond / m.predictedGrainsPerSecond - 1 : undefined;
+      const cls = drift === undefined ? '' : Math.abs(drift) > tolerance ? 'bad' : 'ok';
+      return cell(`${esc(formatDecimal(m.grainsPerSecond, 'grains/s'))}${drift === undefined ? '' : `<br><small>drift <span class="num">${pct(drift, true)}</span></small>`}`, cls);
+    },
+  },
+  {
+    header: 'writer',
+    title: 'whether a writer holds the flow (MXL domain flows)',
+    cell: ({ measured }) => cell(yesNo(measured?.writerActive)),
+  },
+  // A flow's state (live, stalled, absent...) belongs here, as one more column.
+];
+
+// ---------------------------------------------------------------------------------------------
+
+const STYLE = `body{font-family:system-ui,sans-serif;margin:1.5em;color:#1b1b1b}
+h1{margin:0 0 .2em}h2{margin-top:1.4em}
+table{border-collapse:collapse;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top;white-space:nowrap}
+th{background:#f2f2f2}small{color:#555}.none{color:#888}
+td.ok{background:#dff0d8}td.bad{background:#f8d7da;color:#721c24;font-weight:600}
+.note{background:#fff3cd;padding:8px;border:1px solid #e0c060}.meta{color:#444}
+nav>a{margin-right:1em}.units a.current{font-weight:bold;text-decoration:none;color:#1b1b1b}`;
+
+/** Seconds between reloads: the sampling interval, at least 2 s. */
+export const refreshSeconds = (intervalMs: number): number => Math.max(2, Math.ceil(intervalMs / 1000));
+
+export function landingPage(state: ExporterState, views: readonly PortView[], flows: readonly FlowMeasurementView[], opts: LandingOptions): string {
+  const { units } = opts;
+  const tolerance = state.config.driftTolerance;
+  const refresh = refreshSeconds(state.config.sampling.intervalMs);
+  const portRows = views.flatMap((view) => view.directions.map((dir) => ({ view, dir, tolerance, units })));
+  const byFlow = new Map(flows.map((f) => [f.flowId, f]));
+  const flowRows = views.flatMap((v) => (v.plan?.flows ?? []).map((fp) => ({ fp, measured: byFlow.get(fp.binding.flow.id), tolerance, units })));
+  const toggle = (['bytes', 'bits'] as const).map((u) => `<a href="?units=${u}"${u === units ? ' class="current"' : ''}>${u}</a>`).join(' · ');
   const note = state.rdmaNote ? `<p class="note">${esc(state.rdmaNote)}</p>` : '';
+  const now = (opts.now ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>MXL Fabric Exporter</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}.note{background:#fff3cd;padding:8px;border:1px solid #e0c060}</style>
-</head><body>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${refresh}">
+<title>MXL Fabric Exporter</title><style>${STYLE}</style></head><body>
 <h1>MXL Fabric Exporter</h1>
-<p>Version ${esc(BUILD.version)} (${esc(BUILD.revision.slice(0, 12))}) · config <code>${esc(state.config.file)}</code></p>
-<ul><li><a href="${esc(telemetryPath)}">Metrics</a></li><li><a href="/-/healthy">Health</a></li><li><a href="/-/ready">Readiness</a></li></ul>
+<p class="meta">Version ${esc(BUILD.version)}${BUILD.revision === 'unknown' ? '' : ` (${esc(BUILD.revision.slice(0, 12))})`} · config <code>${esc(state.config.file)}</code> ·
+sampling every ${esc(formatDecimal(state.config.sampling.intervalMs / 1000, 's'))}, window ${esc(formatDecimal(state.config.sampling.windowMs / 1000, 's'))} ·
+drift tolerance ±${pct(tolerance)} · updated <time id="updated">${now}</time>, refreshes every ${refresh} s</p>
+<nav><a href="${esc(opts.telemetryPath)}">Metrics</a><a href="/-/healthy">Health</a><a href="/-/ready">Readiness</a>
+<span class="units">Rates in: ${toggle}</span></nav>
 ${note}
 <h2>Ports</h2>
-<table><tr><th>port</th><th>dir</th><th>state</th><th>model MTU</th><th>predicted l2</th><th>predicted packets</th><th>measured bytes</th><th>measured packets</th><th>drift</th></tr>
-${portRows(views)}</table>
+${table('ports', PORT_COLUMNS, portRows, 'No ports configured or found.')}
 <h2>Flows</h2>
-<table><tr><th>flow</th><th>media type</th><th>bound to</th><th>provider</th><th>grain rate</th><th>packets</th><th>l2</th><th>wire</th></tr>
-${flowRows(views)}</table>
+${table('flows', FLOW_COLUMNS, flowRows, 'No flows configured or found.')}
 </body></html>
 `;
 }

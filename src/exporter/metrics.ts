@@ -13,6 +13,7 @@ import { attrsLookup, buildView, flowMeasurements, type ExporterState, type Flow
 import { FABRIC_HEALTH_FAMILIES } from './fabric-health.js';
 
 export const PREFIX = 'mxl_fabric_';
+const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
 
 type Read = (views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]) => Sample[];
 /** `plan`: reads only the plans and the config; `tick`: also what the sampler and domains saw. */
@@ -42,6 +43,9 @@ export class Metrics {
     private readonly reload: () => ReloadStatus,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    // prom-client names three gauges `_total`, which promtool's lint refuses for non-counters;
+    // the per-type gauges beside them (nodejs_active_handles{type}...) carry the same numbers.
+    for (const name of NON_COUNTER_TOTALS) this.registry.removeSingleMetric(name);
     this.exporterGauges();
   }
 
@@ -144,15 +148,15 @@ const FAMILIES: Family[] = [
       return [{ labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: Number(c.series.total) * m.scale }];
     })),
   ])),
-  ['port_counter_total', "Every counter a port's sources expose, by its driver name (raw units, 32-bit wraps unwrapped).", 'counter', 'tick', (views) =>
+  ['port_stat_total', "Every counter a port's sources expose, by its driver name (raw units, 32-bit wraps unwrapped).", 'counter', 'tick', (views) =>
     views.flatMap((v) => (v.sampled?.counters ?? []).flatMap((c) => c.series.total === undefined ? [] : [{
       labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: Number(c.series.total),
     }]))],
-  ['port_counter_up', 'Whether the last read of a counter succeeded (1) or failed (0).', 'gauge', 'tick', (views) =>
+  ['port_stat_up', 'Whether the last read of a counter succeeded (1) or failed (0).', 'gauge', 'tick', (views) =>
     views.flatMap((v) => (v.sampled?.counters ?? []).map((c) => ({
       labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: c.series.state === 'error' ? 0 : 1,
     })))],
-  ['port_counter_saturated', 'Whether a 32-bit PMA counter is stuck at all ones (its rate is then unknown).', 'gauge', 'tick', (views) =>
+  ['port_stat_saturated', 'Whether a 32-bit PMA counter is stuck at all ones (its rate is then unknown).', 'gauge', 'tick', (views) =>
     views.flatMap((v) => (v.sampled?.counters ?? []).filter((c) => c.series.spec.overflow === 'saturate').map((c) => ({
       labels: { ...portLabels(v), source: c.source, counter: c.series.spec.name }, value: c.series.state === 'saturated' ? 1 : 0,
     })))],
@@ -199,12 +203,12 @@ const FAMILIES: Family[] = [
     [{ labels: {}, value: state.config.driftTolerance }]],
   ['exporter_rdma_ports', 'RDMA ports found on the host at the last sample.', 'gauge', 'tick', (_views, state) =>
     [{ labels: {}, value: state.sampler?.ports.size ?? 0 }]],
-  ['exporter_counter_read_errors_total', 'Counter reads that failed, per port and source.', 'counter', 'tick', (_views, state) =>
+  ['exporter_read_errors_total', 'Counter reads that failed, per port and source.', 'counter', 'tick', (_views, state) =>
     [...(state.sampler?.readErrors ?? new Map<string, number>())].map(([k, n]) => {
       const [device, port, source] = k.split('\0');
       return { labels: { device: device!, port: port!, source: source! }, value: n };
     })],
-  ['exporter_counter_read_timeouts_total', 'Sampling ticks in which a port\'s counter reads blocked past the read timeout.', 'counter', 'tick', (_views, state) =>
+  ['exporter_read_timeouts_total', 'Sampling ticks in which a port\'s counter reads blocked past the read timeout.', 'counter', 'tick', (_views, state) =>
     state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.timeouts }] : []],
   ['exporter_blocked_reader_threads', 'Reader threads still stuck in a read that never returned (abandoned, at most 4).', 'gauge', 'tick', (_views, state) =>
     state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.stuckWorkers }] : []],

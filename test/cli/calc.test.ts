@@ -17,7 +17,7 @@ describe('calc', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual([
       {
-        flowId: '00000000-0000-0000-0000-000000000000', label: 'video/v210 1920x1080@25', mediaType: 'video/v210',
+        flowId: '00000000-0000-0000-0000-000000000000', label: 'video/v210 1920x1080p25', mediaType: 'video/v210',
         provider: 'rdma_rocev2', mtu: 4096, payloadPerPacket: 4052, payloadBytesPerEvent: 5529600, writeBytesPerEvent: 5529600,
         eventsPerSecond: 25, eventRate: '25/1', packetsPerEvent: 1365, packetsPerSecond: 34125, mediaBytesPerSecond: 138240000,
         overheadBytesPerSecond: 2798250, wireBytesPerSecond: 141038250,
@@ -61,5 +61,69 @@ describe('calc', () => {
     expect(run(join(flows, 'bad_many.json')).code).toBe(2);
     expect(run('--provider', 'nope', '--media-type', 'video/smpte291', '--rate', '60').err).toContain('unknown --provider "nope"; known: rdma_rocev2, rdma_rocev2_mxl_v1');
     expect(run('--bogus').code).toBe(2);
+  });
+});
+
+describe('calc flags', () => {
+  it('maps a decimal broadcast rate to its exact rational and says so (59.94 was refused)', () => {
+    const r = run('--media-type', 'video/v210', '--width', '1920', '--height', '1080', '--rate', '59.94');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('60000/1001 (59.94)');
+    expect(r.err).toBe('calc: note: --rate 59.94 is taken as 60000/1001 (60 x 1000/1001), the broadcast rate it names; write 2997/50 for exactly 59.94\n');
+    const j = run('--media-type', 'video/smpte291', '--rate', '29.97', '--output', 'json');
+    expect((JSON.parse(j.out) as { eventRate: string }[])[0]!.eventRate).toBe('30000/1001');
+    expect(run('--media-type', 'video/smpte291', '--rate', '25', '--output', 'json').err).toBe('');
+  });
+
+  it('labels interlaced flows with an i and the field rate, progressive ones with a p', () => {
+    const i = run('--media-type', 'video/v210', '--width', '1920', '--height', '1080', '--rate', '30000/1001', '--interlace', 'interlaced_tff', '--output', 'json');
+    expect((JSON.parse(i.out) as { label: string }[])[0]!.label).toBe('video/v210 1920x1080i59.94');
+    const p = run('--media-type', 'video/v210', '--width', '1280', '--height', '720', '--rate', '50', '--output', 'json');
+    expect((JSON.parse(p.out) as { label: string }[])[0]!.label).toBe('video/v210 1280x720p50');
+  });
+
+  it('a rate of 1/0 is a rate error, not "0 is out of range"', () => {
+    const r = run('--media-type', 'video/smpte291', '--rate', '1/0');
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('calc: --rate: "1/0": the denominator must be above zero (examples: 30000/1001, 25)\n');
+  });
+
+  it('--ptime 10 exits 2 naming the unit (it meant 10 seconds before)', () => {
+    const r = run('--media-type', 'audio/float32', '--ptime', '10');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^calc: --ptime: "10" needs a unit: 10ms or 10s\?/);
+  });
+
+  it('lists all four media types when one is unknown', () => {
+    const r = run('--media-type', 'video/h264');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--media-type must be one of video/v210, video/v210a, audio/float32, video/smpte291; got "video/h264"');
+  });
+
+  it('refuses flags that do not apply, instead of ignoring them', () => {
+    expect(run('--media-type', 'audio/float32', '--width', '1920').err).toBe(
+      'calc: --width does not apply to audio/float32 (audio flows take --channels, --sample-rate, --bit-depth)\n');
+    expect(run('--media-type', 'video/smpte291', '--rate', '60', '--channels', '2', '--interlace', 'progressive').err).toBe(
+      'calc: --interlace, --channels do not apply to video/smpte291 (data flows take --rate)\n');
+    expect(run(join(flows, 'data_60.json'), '--height', '1080').err).toBe(
+      'calc: --height describes a flow given by flags: add --media-type (flow files carry their own fields)\n');
+    expect(run(join(flows, 'data_60.json'), '--ptime', '1ms').err).toBe('calc: --ptime is the grain duration of audio flows, and none is given\n');
+    expect(run(join(flows, 'audio_2ch_48k.json'), '--ptime', '1ms').code).toBe(0);
+  });
+
+  it('says unknown flags itself, with the closest known one', () => {
+    const r = run('--rat', '25');
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('calc: unknown flag --rat; did you mean --rate?\nRun "mxl-fabric-exporter calc --help" for its flags.\n');
+    expect(run('--bogus').err).toMatch(/^calc: unknown flag --bogus\n/);
+    expect(run('--output', 'yaml', join(flows, 'data_60.json')).err).toMatch(/^calc: --output must be one of table, json, csv; got "yaml"/);
+    expect(run('--bit-depth', '24', '--media-type', 'audio/float32').err).toMatch(/^calc: --bit-depth must be one of 32, 64; got "24"/);
+  });
+
+  it('--units bits shows the table in bits per second; JSON stays in bytes', () => {
+    const bits = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits');
+    expect(bits.out.split('\n')[2]).toMatch(/1\.326 Gb\/s\s+26\.836 Mb\/s\s+1\.353 Gb\/s$/);
+    const json = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits', '--output', 'json');
+    expect((JSON.parse(json.out) as { wireBytesPerSecond: number }[])[0]!.wireBytesPerSecond).toBeCloseTo(169_077_000, -3);
   });
 });

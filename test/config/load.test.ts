@@ -85,7 +85,7 @@ flows:
     const bad = join(file, '../flows/bad.json');
     expect(problems(file, readFileSync(file, 'utf8'))).toEqual([
       `${file}:2:1: drfit: unknown field (did you mean "drift"?)`,
-      `${file}:1:23: sampling.interval: "1 fortnight" is not a duration (examples: 10ms, 125us, 1s, 1/1000)`,
+      `${file}:1:23: sampling.interval: "1 fortnight" is not a duration (examples: 10ms, 125us, 1s, 1.5s, 1/1000s; units: ns, us, ms, s, m, h)`,
       `${file}:4:15: ports[0].device: "../etc" is not an RDMA device name`,
       `${file}:4:53: ports[0].ib_mtu: give mtu (L3 packet budget) or ib_mtu (RDMA payload per packet), not both`,
       `${file}:6:13: flows[0].flow: flow definition flows/bad.json is invalid (5 problems below)`,

@@ -19,6 +19,7 @@ import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ROOT, tool } from './tools.js';
+import { addFlow, makeDomain } from '../domain/mxl-domain.js';
 // @ts-expect-error: plain JavaScript module without types
 import { build, OUTPUT } from '../../deploy/kubernetes/build-prometheusrule.mjs';
 
@@ -104,6 +105,14 @@ describe('deploy/kubernetes manifests', { timeout: 60_000 }, () => {
     expect(volume('infiniband').hostPath.path).toBe('/dev/infiniband');
     expect(mount('infiniband').mountPath).toBe('/dev/infiniband');
     expect(volume('config').configMap.name).toBe(one('ConfigMap').metadata.name);
+    // The MXL domain: the node's /dev/shm read-only at the same path, so /dev/shm/mxl is the same inside.
+    expect(volume('shm').hostPath).toEqual({ path: '/dev/shm', type: 'Directory' });
+    expect(mount('shm')).toMatchObject({ mountPath: '/dev/shm', readOnly: true });
+    const config = parse(one('ConfigMap').data['config.yaml'] as string) as { domains: { path: string }[]; flows?: unknown[] };
+    expect(config.domains.map((d) => d.path)).toEqual(['/dev/shm/mxl']);
+    expect(config.flows).toBeUndefined();
+    // Only labelled RDMA media nodes.
+    expect(pod.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', 'mxl-fabric/rdma': 'true' });
     expect(c.livenessProbe.httpGet.path).toBe('/-/healthy');
     expect(c.readinessProbe.httpGet.path).toBe('/-/ready');
     const portName = c.ports[0].name;
@@ -158,14 +167,23 @@ describe('deploy/kubernetes manifests', { timeout: 60_000 }, () => {
     }
   });
 
-  it('the ConfigMap\'s config.yaml passes `mxl-fabric-exporter check` on the mlx5_roce fixture', () => {
+  it('the ConfigMap\'s config.yaml passes `mxl-fabric-exporter check` on the mlx5_roce fixture, with the flows of a node\'s domain', () => {
     const main = join(ROOT, 'dist', 'cli', 'main.js');
     if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
     const dir = mkdtempSync(join(tmpdir(), 'mfe-cm-'));
     try {
-      writeFileSync(join(dir, 'config.yaml'), one('ConfigMap').data['config.yaml']);
+      // A node's domain with one 1080p25 flow, where /dev/shm/mxl would be.
+      const domain = makeDomain();
+      addFlow(domain, {
+        id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d71', label: 'Node camera', format: 'urn:x-nmos:format:video',
+        tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['Node camera:Video'] }, media_type: 'video/v210', grain_rate: { numerator: 25 },
+        frame_width: 1920, frame_height: 1080, interlace_mode: 'progressive',
+      }, { id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d71', format: 1, rate: [25n, 1n] });
+      writeFileSync(join(dir, 'config.yaml'), (one('ConfigMap').data['config.yaml'] as string).replace('/dev/shm/mxl', domain));
       const r = spawnSync(process.execPath, [main, 'check', '--config.file', join(dir, 'config.yaml'), '--path.sysfs', join(ROOT, 'test', 'fixtures', 'sysfs', 'mlx5_roce')], { encoding: 'utf8' });
       expect(r.status, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/valid, 1 flow \(0 configured, 1 found in MXL domains\) on 1 port/);
+      expect(r.stdout).toMatch(/OK +domain +.*: 1 flow found, 1 selected and included/);
       expect(r.stdout).toMatch(/provisioning: ok/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -9,7 +9,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, tool } from './tools.js';
@@ -17,6 +17,9 @@ import { ROOT, tool } from './tools.js';
 const UNIT_NAME = 'mxl-fabric-exporter.service';
 const UNIT = join(ROOT, 'deploy', 'systemd', UNIT_NAME);
 const analyze = tool('systemd-analyze', 'systemd');
+const tmpfiles = tool('systemd-tmpfiles', 'systemd');
+const DROP_IN = join(ROOT, 'deploy', 'systemd', `${UNIT_NAME}.d`);
+const TMPFILES = join(ROOT, 'deploy', 'systemd', 'mxl-domain.tmpfiles.conf');
 
 /** [section, key] -> values, in order (repeated keys accumulate). */
 function parseUnit(text: string): Map<string, string[]> {
@@ -85,5 +88,44 @@ describe('deploy/systemd unit', () => {
       RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX AF_NETLINK',
     })) expect(get(k), k).toEqual([v]);
     expect(u.get('Install.WantedBy')).toEqual(['multi-user.target']);
+    // POST /-/reload needs --web.enable-lifecycle; systemctl reload uses SIGHUP, which always works.
+    expect(get('ExecStart')![0]).not.toContain('--web.enable-lifecycle');
+  });
+});
+
+describe('deploy/systemd: MXL domain access and the command on PATH (docs/install-systemd.md)', () => {
+  it.skipIf(analyze.skip)('the drop-in that adds the domain group verifies without a warning, and is read (control)', () => {
+    const unit = unitCopy();
+    cpSync(DROP_IN, `${unit}.d`, { recursive: true });
+    expect(parseUnit(readFileSync(join(DROP_IN, 'mxl-domain.conf'), 'utf8')).get('Service.SupplementaryGroups')).toEqual(['mxl']);
+    const r = verify(unit);
+    expect(r.output).toBe('');
+    writeFileSync(join(`${unit}.d`, 'zz-control.conf'), '[Service]\nSupplementaryGroup=mxl\n');
+    expect(verify(unit).output).toMatch(/zz-control.conf:2: Unknown key 'SupplementaryGroup'/);
+    rmSync(`${unit}.d`, { recursive: true, force: true });
+  });
+
+  it.skipIf(tmpfiles.skip)('tmpfiles.d makes /dev/shm/mxl group mxl, setgid, no access for others', () => {
+    const root = mkdtempSync(join(tmpdir(), 'mfe-tmpfiles-'));
+    mkdirSync(join(root, 'etc'));
+    mkdirSync(join(root, 'dev', 'shm'), { recursive: true });
+    writeFileSync(join(root, 'etc', 'group'), 'root:x:0:\nmxl:x:2110:\n');
+    writeFileSync(join(root, 'etc', 'passwd'), 'root:x:0:0::/root:/bin/sh\n');
+    const r = spawnSync(tmpfiles.require(), ['--create', `--root=${root}`, TMPFILES], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const st = statSync(join(root, 'dev', 'shm', 'mxl'));
+    expect(st.isDirectory()).toBe(true);
+    expect(st.mode & 0o7777).toBe(0o2770);
+    expect([st.uid, st.gid]).toEqual([0, 2110]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a symlink on PATH to dist/cli/main.js runs the CLI (the build makes it executable)', () => {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(join(ROOT, 'dist', 'cli', 'main.js'), join(bin, 'mxl-fabric-exporter'));
+    const r = spawnSync('mxl-fabric-exporter', ['version'], { encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^mxl-fabric-exporter, version \d+\.\d+\.\d+ \(revision: /);
   });
 });

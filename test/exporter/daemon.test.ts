@@ -85,7 +85,7 @@ describe('daemon over HTTP on fixture trees', () => {
     run.tick();
     run.tick();
     const m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_counter_saturated', { device: 'mlx4_0', counter: 'port_xmit_data' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_stat_saturated', { device: 'mlx4_0', counter: 'port_xmit_data' })).toBe(1);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx4_0', direction: 'tx', source: 'sysfs_counters' })).toBeUndefined();
   });
 
@@ -125,12 +125,12 @@ describe('daemon over HTTP on fixture trees', () => {
     const res = await run.get('/metrics');
     expect(res.status).toBe(200);
     const m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'port_rcv_data' })).toBe(0);
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'np_cnp_sent' })).toBe(0);
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_2', counter: 'port_xmit_data' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_2', counter: 'port_rcv_data' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_2', counter: 'np_cnp_sent' })).toBe(0);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_2', counter: 'port_xmit_data' })).toBe(1);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_2', direction: 'tx', source: 'sysfs_counters' })).toBeDefined();
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_2', direction: 'rx', source: 'sysfs_counters' })).toBeUndefined();
-    expect(one(m, 'mxl_fabric_exporter_counter_read_errors_total', { device: 'mlx5_2', source: 'sysfs_counters' })).toBeGreaterThan(0);
+    expect(one(m, 'mxl_fabric_exporter_read_errors_total', { device: 'mlx5_2', source: 'sysfs_counters' })).toBeGreaterThan(0);
   });
 
   it('serves every prediction and says so plainly on a host without RDMA', async () => {
@@ -143,6 +143,15 @@ describe('daemon over HTTP on fixture trees', () => {
     expect(page).toContain('No RDMA port was found');
     expect(page).toContain('<a href="/metrics">Metrics</a>');
     expect(run.logs.join('')).toContain('No RDMA port was found');
+  });
+
+  it('a failing route answers 500 "internal error" and logs the reason, never echoing it', async () => {
+    run = await startDaemon('empty', 'flows: []\n');
+    (run.daemon as unknown as { metrics: { render(): Promise<Buffer[]> } }).metrics.render = () => Promise.reject(new Error('secret /internal/path exploded'));
+    const res = await run.get('/metrics');
+    expect(res.status).toBe(500);
+    expect(await res.text()).toBe('internal error\n');
+    expect(run.logs.join('')).toMatch(/level=error msg="request failed" err="secret \/internal\/path exploded"/);
   });
 
   it('answers only documented routes and methods', async () => {
@@ -159,8 +168,19 @@ describe('daemon over HTTP on fixture trees', () => {
 });
 
 describe('reload', () => {
-  it('applies a good config, keeps the old one on bad YAML, a bad flow or a deleted file', async () => {
+  it('POST /-/reload answers 403 without --web.enable-lifecycle; the reload itself (SIGHUP) still works', async () => {
     run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    writeFileSync(run.configFile, `${RXE_CONFIG}  - { flow: flows/audio_2ch_48k.json, device: rxe0, direction: tx }\n`);
+    const refused = await run.get('/-/reload', { method: 'POST' });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toBe('Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n');
+    expect(series(await run.scrape(), 'mxl_fabric_flow_info').size).toBe(1);
+    expect(run.daemon.reload()).toEqual({ ok: true });
+    expect(series(await run.scrape(), 'mxl_fabric_flow_info').size).toBe(2);
+  });
+
+  it('applies a good config, keeps the old one on bad YAML, a bad flow or a deleted file', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG, undefined, () => ({ enableLifecycle: true }));
     const flowsOf = async (): Promise<number> => series(await run!.scrape(), 'mxl_fabric_flow_info').size;
     const reloadOk = async (): Promise<number | undefined> => one(await run!.scrape(), 'mxl_fabric_exporter_config_last_reload_successful');
     expect(await flowsOf()).toBe(1);

@@ -78,15 +78,15 @@ describe('a counter read that never returns', () => {
     const m = await run.scrape();
     // rxe0 unaffected.
     expect(one(m, 'mxl_fabric_port_measured_packets_per_second', { device: 'rxe0', direction: 'tx', source: 'sysfs_hw_counters' })).toBe(60);
-    expect([...series(m, 'mxl_fabric_port_counter_up', { device: 'rxe0' }).values()].every((v) => v === 1)).toBe(true);
+    expect([...series(m, 'mxl_fabric_port_stat_up', { device: 'rxe0' }).values()].every((v) => v === 1)).toBe(true);
     // rxe1: every file-based counter unreadable while it is skipped; the port itself is still listed.
-    const rxe1 = series(m, 'mxl_fabric_port_counter_up', { device: 'rxe1' });
+    const rxe1 = series(m, 'mxl_fabric_port_stat_up', { device: 'rxe1' });
     expect(rxe1.size).toBeGreaterThan(5);
     expect([...rxe1.values()].every((v) => v === 0)).toBe(true);
     expect(one(m, 'mxl_fabric_port_up', { device: 'rxe1' })).toBe(1);
-    expect(one(m, 'mxl_fabric_exporter_counter_read_errors_total', { device: 'rxe1', source: 'sysfs_counters' })).toBe(1);
+    expect(one(m, 'mxl_fabric_exporter_read_errors_total', { device: 'rxe1', source: 'sysfs_counters' })).toBe(1);
     expect(series(m, 'mxl_fabric_port_measured_packets_per_second', { device: 'rxe1' }).size).toBe(0);
-    expect(one(m, 'mxl_fabric_exporter_counter_read_timeouts_total')).toBe(1);
+    expect(one(m, 'mxl_fabric_exporter_read_timeouts_total')).toBe(1);
     expect(one(m, 'mxl_fabric_exporter_blocked_reader_threads')).toBe(1);
   });
 
@@ -105,9 +105,9 @@ describe('a counter read that never returns', () => {
     run.tick();
     expect(reader.blockedGroups()).toEqual([]);
     const m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'rxe1', counter: 'port_xmit_wait' })).toBe(1);
-    expect(one(m, 'mxl_fabric_port_counter_total', { device: 'rxe1', counter: 'port_xmit_wait' })).toBe(42);
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'rxe1', source: 'sysfs_hw_counters', counter: 'sent_pkts' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'rxe1', counter: 'port_xmit_wait' })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_stat_total', { device: 'rxe1', counter: 'port_xmit_wait' })).toBe(42);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'rxe1', source: 'sysfs_hw_counters', counter: 'sent_pkts' })).toBe(1);
     expect(run.logs.join('')).toContain('msg="counter reads answer again" device=rxe1');
   });
 

@@ -87,7 +87,7 @@ describe('port flapping', () => {
       expect(one(m, 'mxl_fabric_port_up', { device: 'rxe1' })).toBe(i % 2 === 0 ? 0 : 1);
       expect(one(m, 'mxl_fabric_port_info', { device: 'rxe1', state: i % 2 === 0 ? 'DOWN' : 'ACTIVE' })).toBe(1);
       expect(one(m, 'mxl_fabric_port_up', { device: 'rxe0' })).toBe(1);
-      expect([...series(m, 'mxl_fabric_port_counter_up', { device: 'rxe1' }).values()].every((v) => v === 1)).toBe(true);
+      expect([...series(m, 'mxl_fabric_port_stat_up', { device: 'rxe1' }).values()].every((v) => v === 1)).toBe(true);
       expect(one(m, 'mxl_fabric_flow_predicted_packets_per_second', { device: 'rxe1', direction: 'tx' })).toBe(120); // mtu 4096: 2 packets a grain
     });
     const last = scrapes.at(-1)!;
@@ -125,11 +125,11 @@ describe('files that fail for real', () => {
     run.tick();
     run.tick();
     const m = await run.scrape();
-    const up = (counter: string): number | undefined => one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_0', counter });
+    const up = (counter: string): number | undefined => one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_0', counter });
     expect(up('port_rcv_data')).toBe(0);
     expect(up('out_of_buffer')).toBe(0);
     expect(up('symbol_error')).toBe(0);
-    const down = [...series(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_0' })].filter(([, v]) => v === 0);
+    const down = [...series(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_0' })].filter(([, v]) => v === 0);
     expect(down).toHaveLength(3);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_0', direction: 'tx', source: 'sysfs_counters' })).toBe(0);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_0', direction: 'rx', source: 'sysfs_counters' })).toBeUndefined();
@@ -138,8 +138,8 @@ describe('files that fail for real', () => {
     expect(errors.get('out_of_buffer')).toBe('EACCES: open');
     expect(errors.get('symbol_error')).toBe('not a counter: "N/A (no PMA)"');
     // Three ticks (start and two more): two failing counters/ files, one failing hw_counters/ file.
-    expect(one(m, 'mxl_fabric_exporter_counter_read_errors_total', { device: 'mlx5_0', source: 'sysfs_counters' })).toBe(6);
-    expect(one(m, 'mxl_fabric_exporter_counter_read_errors_total', { device: 'mlx5_0', source: 'sysfs_hw_counters' })).toBe(3);
+    expect(one(m, 'mxl_fabric_exporter_read_errors_total', { device: 'mlx5_0', source: 'sysfs_counters' })).toBe(6);
+    expect(one(m, 'mxl_fabric_exporter_read_errors_total', { device: 'mlx5_0', source: 'sysfs_hw_counters' })).toBe(3);
   });
 });
 
@@ -149,24 +149,24 @@ describe('counter width', () => {
     const name = 'rx_write_requests';
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 4_294_967_290n);
     run.tick();
-    const base = one(await run.scrape(), 'mxl_fabric_port_counter_total', { device: 'mlx5_0', counter: name })!;
+    const base = one(await run.scrape(), 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: name })!;
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 10n); // 2^32 - 6 -> 10: 16 requests
     run.tick();
     let m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_counter_total', { device: 'mlx5_0', counter: name })).toBe(base + 16);
+    expect(one(m, 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: name })).toBe(base + 16);
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 4_294_967_295n); // all ones is a value here, not saturation
     run.tick();
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', name, 0n);
     run.tick();
     m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_counter_total', { device: 'mlx5_0', counter: name })).toBe(base + 16 + 4_294_967_285 + 1);
-    expect(one(m, 'mxl_fabric_port_counter_up', { device: 'mlx5_0', counter: name })).toBe(1);
+    expect(one(m, 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: name })).toBe(base + 16 + 4_294_967_285 + 1);
+    expect(one(m, 'mxl_fabric_port_stat_up', { device: 'mlx5_0', counter: name })).toBe(1);
     // The 64-bit congestion counters of the same port going back are a reset, not a wrap.
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', 'np_cnp_sent', 5_000_000_000n);
     run.tick();
-    const cnp = one(await run.scrape(), 'mxl_fabric_port_counter_total', { device: 'mlx5_0', counter: 'np_cnp_sent' })!;
+    const cnp = one(await run.scrape(), 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: 'np_cnp_sent' })!;
     run.fx.setCounter('mlx5_0', 1, 'hw_counters', 'np_cnp_sent', 7n);
     run.tick();
-    expect(one(await run.scrape(), 'mxl_fabric_port_counter_total', { device: 'mlx5_0', counter: 'np_cnp_sent' })).toBe(cnp);
+    expect(one(await run.scrape(), 'mxl_fabric_port_stat_total', { device: 'mlx5_0', counter: 'np_cnp_sent' })).toBe(cnp);
   });
 });

@@ -35,7 +35,7 @@ afterEach(async () => {
 
 describe('config replaced half-written during reload', () => {
   it('every prefix of the file either loads as what it says or is refused whole; the scrape never fails', async () => {
-    run = await startDaemon('rxe_6_1', FULL);
+    run = await startDaemon('rxe_6_1', FULL, undefined, () => ({ enableLifecycle: true }));
     const flows = async (): Promise<number> => {
       const res = await run!.get('/metrics');
       expect(res.status).toBe(200);

@@ -13,7 +13,7 @@ import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import { parseFlowText } from '../../src/flows/definition.js';
 import { InputError } from '../../src/input/problems.js';
-import { parseWebConfig } from '../../src/exporter/webconfig.js';
+import { parseWebConfig } from '../../src/exporter/web/index.js';
 
 const ROOT = path.join(__dirname, '../..');
 // The shipped config: its flow files exist, so mutations that keep a `flow:` path load real files.

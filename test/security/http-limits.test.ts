@@ -7,7 +7,7 @@ import { MAX_BODY_BYTES } from '../../src/exporter/http.js';
 
 let run: Running;
 beforeAll(async () => {
-  run = await startDaemon('empty', 'flows: []\n');
+  run = await startDaemon('empty', 'flows: []\n', undefined, () => ({ enableLifecycle: true }));
 });
 afterAll(async () => run.stop());
 

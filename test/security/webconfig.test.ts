@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import bcrypt from 'bcryptjs';
 import { startDaemon, type Running } from '../exporter/harness.js';
 import { makePki, type Pki } from './certs.js';
-import { parseWebConfig, WebConfigWatcher } from '../../src/exporter/webconfig.js';
+import { parseWebConfig, WebConfigWatcher } from '../../src/exporter/web/index.js';
 import { InputError } from '../../src/input/problems.js';
 import { runServe } from '../../src/cli/serve.js';
 
@@ -224,6 +224,13 @@ describe('refusing bad web configs', () => {
     expect(problems('basic_auth_users: [alice]\n')[0]).toMatch(/^1:19: basic_auth_users: expected a mapping/);
     expect(problems('tls_server_config: [\n')[0]).toMatch(/^\d+:\d+: : /);
     expect(problems('')).toEqual([]);
+  });
+
+  it('points at the right item of a list that mixes types (it named item 0, line 5)', () => {
+    expect(problems(TLS('  cipher_suites:\n    - 123\n    - NOT_A_CIPHER\n'))).toEqual([
+      '5:7: tls_server_config.cipher_suites[0]: expected a string',
+      expect.stringMatching(/^6:7: tls_server_config.cipher_suites\[1\]: unknown cipher: NOT_A_CIPHER \(known: /),
+    ]);
   });
 
   it('serve exits 2 with the positioned error when the web config is invalid at start', async () => {

@@ -1,0 +1,175 @@
+/**
+ * The exposition is a contract: for each scenario (a fixture sysfs tree, a config, counter
+ * steps on a manual clock) the exact text of the exporter's own families (`mxl_fabric_*`) is
+ * compared with a checked-in file under test/exporter/golden/, as node_exporter does with its
+ * e2e-output.txt. The whole live scrape (prom-client's process and Node.js families included)
+ * must also pass `promtool check metrics` with no complaint.
+ *
+ * After adding or changing a family, regenerate the files and review the diff:
+ *   UPDATE_GOLDEN=1 npx vitest run test/exporter/golden.test.ts
+ */
+import { describe, it, expect, afterEach } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDaemon, type Running } from './harness.js';
+import { tool } from '../deploy/tools.js';
+import { addFlow, commit, makeDomain } from '../domain/mxl-domain.js';
+import type { FixtureName } from '../fixtures/sysfs.js';
+
+const GOLDEN_DIR = join(__dirname, 'golden');
+const UPDATE = process.env.UPDATE_GOLDEN === '1';
+const promtool = tool('promtool', 'prometheus');
+
+/**
+ * Values that depend on the wall clock, the build or a temporary path, and nothing else: each is
+ * replaced by a fixed word so the rest of the text can be compared byte for byte.
+ */
+const VOLATILE: readonly [RegExp, string][] = [
+  [/^(mxl_fabric_exporter_build_info\{.*revision=")[^"]*(".*nodeversion=")[^"]*(".*)$/m, '$1REVISION$2NODE$3'],
+  [/^(mxl_fabric_exporter_config_last_reload_success_timestamp_seconds) .*$/m, '$1 TIMESTAMP'],
+  [/^(mxl_fabric_exporter_sample_duration_seconds) .*$/gm, '$1 DURATION'],
+  [/^(mxl_fabric_flow_last_write_age_seconds\{.*\}) .*$/gm, '$1 AGE'],
+  [/domain="[^"]*"/g, 'domain="DOMAIN"'],
+];
+
+/** The exporter's own families, volatile values masked. */
+export function ownFamilies(scrape: string): string {
+  const own = scrape.split('\n').filter((l) => /^(# (HELP|TYPE) )?mxl_fabric_/.test(l)).join('\n');
+  return `${VOLATILE.reduce((text, [re, by]) => text.replace(re, by), own)}\n`;
+}
+
+interface Scenario {
+  readonly name: string;
+  readonly fixture: FixtureName | 'empty';
+  readonly config: (ctx: { domain: string }) => string;
+  readonly prepare?: (fx: Running['fx']) => void;
+  /** Counter steps on the manual clock; each `run.tick()` is one sample. */
+  readonly drive: (run: Running, ctx: { videoFlowDir: string }) => void;
+}
+
+const VIDEO_FLOW = {
+  id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d21', label: 'Camera 2 video', format: 'urn:x-nmos:format:video',
+  tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['Camera 2:Video'] }, media_type: 'video/v210',
+  grain_rate: { numerator: 25 }, frame_width: 1920, frame_height: 1080, interlace_mode: 'progressive',
+};
+
+const SCENARIOS: readonly Scenario[] = [
+  {
+    // rxe on Linux 6.1: hw_counters packets and netdev bytes, traffic exactly as the model says.
+    name: 'rxe_6_1',
+    fixture: 'rxe_6_1',
+    config: () => `
+sampling: { interval: 1s, window: 4s }
+drift: { tolerance: 0.05 }
+ports:
+  - { device: rxe0, port: 1, mtu: auto, capacity: auto }
+flows:
+  - { flow: flows/data_60.json, device: rxe0, port: 1, direction: tx }
+  - { flow: flows/audio_2ch_48k.json, device: rxe0, port: 1, direction: rx }
+`,
+    drive: (run) => {
+      let pkts = 200n;
+      let bytes = 13_420_822n;
+      for (let i = 0; i < 3; i++) {
+        pkts += 60n;
+        bytes += 249_240n;
+        run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
+        run.fx.setNetdevStat('veth0', 'tx_bytes', bytes);
+        run.tick(1);
+      }
+    },
+  },
+  {
+    // mlx5 RoCE: PMA counters (octets / 4) and hw_counters, configured MTU and capacity.
+    name: 'mlx5_roce',
+    fixture: 'mlx5_roce',
+    config: () => `
+sampling: { interval: 1s, window: 4s }
+ports:
+  - { device: mlx5_0, port: 1, provider: rdma_rocev2_mxl_v1, mtu: 4096, capacity: 100Gbps, headroom: 0.8 }
+flows:
+  - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }
+  - { flow: flows/data_60.json, device: mlx5_0, direction: rx }
+`,
+    drive: (run) => {
+      for (let i = 1; i <= 3; i++) {
+        run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_data', 1_000_000 + i * 42_000_000);
+        run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_packets', 500 + i * 41_000);
+        run.tick(1);
+      }
+    },
+  },
+  {
+    // A 32-bit PMA counter stuck at all ones.
+    name: 'saturated',
+    fixture: 'saturated',
+    config: () => 'ports: [{ device: mlx4_0, port: 1, mtu: 2048 }]\nflows: []\n',
+    drive: (run) => {
+      run.tick(1);
+      run.tick(1);
+    },
+  },
+  {
+    // Counter files that answer EINVAL, and a configured port the host does not have.
+    name: 'einval',
+    fixture: 'einval',
+    prepare: (fx) => fx.applyErrorInjections(),
+    config: () => 'ports: [{ device: mlx5_9, port: 1, mtu: 4096 }]\nflows: []\n',
+    drive: (run) => {
+      run.tick(1);
+      run.tick(1);
+    },
+  },
+  {
+    // No RDMA at all: predictions only; plus a flow found in an MXL domain.
+    name: 'no_rdma_domain',
+    fixture: 'empty',
+    config: ({ domain }) => `
+sampling: { interval: 1s, window: 4s }
+ports: [{ device: rxe0, port: 1, mtu: 4096, capacity: 10Gb/s }]
+flows:
+  - { flow: flows/data_60.json, device: rxe0, direction: tx }
+domains:
+  - { path: ${domain}, device: rxe0, direction: tx }
+`,
+    drive: (run, { videoFlowDir }) => {
+      // The writer commits 25 grains a second, as the flow's grain rate says.
+      for (let i = 1; i <= 3; i++) {
+        commit(videoFlowDir, 5000n + 25n * BigInt(i), 1n);
+        run.tick(1);
+      }
+    },
+  },
+];
+
+let run: Running | undefined;
+afterEach(async () => {
+  await run?.stop();
+  run = undefined;
+});
+
+describe('golden exposition', () => {
+  for (const s of SCENARIOS) {
+    it(`${s.name}: the exporter's own families are exactly as checked in; promtool finds nothing`, async () => {
+      const domain = makeDomain();
+      const videoFlowDir = addFlow(domain, VIDEO_FLOW, { id: VIDEO_FLOW.id, format: 1, rate: [25n, 1n], grainCount: 2, headIndex: 5000n, lastWriteTime: 1n });
+      run = await startDaemon(s.fixture, s.config({ domain }), s.prepare);
+      s.drive(run, { videoFlowDir });
+      const scrape = await (await run.get('/metrics')).text();
+      const file = join(GOLDEN_DIR, `${s.name}.prom`);
+      const own = ownFamilies(scrape);
+      if (UPDATE) {
+        mkdirSync(GOLDEN_DIR, { recursive: true });
+        writeFileSync(file, own);
+      }
+      expect(existsSync(file), `${file} is missing: UPDATE_GOLDEN=1 npx vitest run test/exporter/golden.test.ts`).toBe(true);
+      expect(own).toBe(readFileSync(file, 'utf8'));
+
+      if (promtool.skip) return;
+      const lint = spawnSync(promtool.require(), ['check', 'metrics'], { input: scrape, encoding: 'utf8' });
+      expect(`${lint.stdout}${lint.stderr}`).toBe('');
+      expect(lint.status).toBe(0);
+    });
+  }
+});
