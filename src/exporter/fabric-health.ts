@@ -5,6 +5,7 @@
  */
 import { healthSeries, type HealthSeries } from '../health/vocabulary-series.js';
 import type { HealthFamily } from '../sources/vocabulary/index.js';
+import { portKey } from '../sources/types.js';
 import type { Sample } from './exposition.js';
 import type { ExporterState, PortView } from './view.js';
 
@@ -30,12 +31,12 @@ export const FABRIC_HEALTH_FAMILIES: readonly HealthFamilyDef[] = [
   ['port_discards_total', 'Packets the port dropped, by direction and reason (README "Fabric health").', 'counter', vocabulary('discards')],
   ['port_pfc_enabled', 'Whether PFC is enabled on a priority of the port\'s netdev (DCB netlink, IEEE 802.1Qaz); absent when the netdev has no DCB.', 'gauge', (views, state) =>
     views.flatMap((v) => {
-      const pfc = state.assumptions?.get(`${v.device}/${v.port}`)?.pfc;
+      const pfc = state.assumptions?.get(portKey(v))?.pfc;
       return pfc?.known ? pfc.enabled.map((on, p) => ({ labels: { ...portLabels(v), priority: String(p) }, value: on ? 1 : 0 })) : [];
     })],
   ['port_vlan_tagged', 'Whether the port\'s RoCE netdev is an 802.1Q VLAN device, so every frame carries 4 more bytes than an untagged one.', 'gauge', (views, state) =>
     views.flatMap((v) => {
-      const vlan = state.assumptions?.get(`${v.device}/${v.port}`)?.vlan;
+      const vlan = state.assumptions?.get(portKey(v))?.vlan;
       return vlan === undefined ? [] : [{ labels: portLabels(v), value: vlan ? 1 : 0 }];
     })],
 ];

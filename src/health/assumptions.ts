@@ -5,7 +5,7 @@
  */
 import type { DcbReader, PfcState } from '../sources/dcb/reader.js';
 import { isVlanNetdev, lowerNetdev } from '../sources/netdev-links.js';
-import type { PortAttributes } from '../sources/types.js';
+import { type PortAttributes, portKey } from '../sources/types.js';
 
 export interface PortAssumptions {
   readonly netdev: string | undefined;
@@ -41,7 +41,7 @@ export class HostAssumptions {
 
   refresh(ports: Iterable<PortAttributes>): void {
     const next = new Map<string, PortAssumptions>();
-    for (const attrs of ports) next.set(`${attrs.device}/${attrs.port}`, assessPort(attrs, this.sysfsRoot, this.dcb));
+    for (const attrs of ports) next.set(portKey(attrs), assessPort(attrs, this.sysfsRoot, this.dcb));
     this.current = next;
   }
 

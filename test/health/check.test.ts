@@ -1,11 +1,14 @@
-/** `check`'s host-assumption findings from captured and dcbnl-shaped DCB answers and fixture trees. */
+/**
+ * `check`'s host-assumption checks (pfc, ecn, vlan entries of PORT_CHECKS) from captured and
+ * dcbnl-shaped DCB answers and fixture trees.
+ */
 import { describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import { SysfsFixture } from '../fixtures/sysfs.js';
 import { Sampler, type SampledPort } from '../../src/sampler/sampler.js';
 import { selectSources } from '../../src/sources/select.js';
 import { assessPort } from '../../src/health/assumptions.js';
-import { hostFindings } from '../../src/health/check.js';
+import { ecnFinding, pfcFinding, vlanFinding } from '../../src/health/check.js';
 import { dcbReader } from './dcb-replies.js';
 import type { DcbReader } from '../../src/sources/dcb/reader.js';
 
@@ -14,7 +17,8 @@ function findingsFor(f: SysfsFixture, key: string, dcb: DcbReader, l2HeaderBytes
   const sampler = new Sampler({ inventory: m.inventory, sources: m.sources, intervalMs: 1000, windowMs: 10_000, reads: 'direct' });
   sampler.tick();
   const port = sampler.ports.get(key) as SampledPort;
-  const out = hostFindings(assessPort(port.attrs, f.root, dcb), port, l2HeaderBytes);
+  const assumptions = assessPort(port.attrs, f.root, dcb);
+  const out = [pfcFinding(assumptions), ecnFinding(port), vlanFinding(assumptions, l2HeaderBytes)];
   sampler.stop();
   return Object.fromEntries(out.map((x) => [x.check, `${x.verdict.toUpperCase()} ${x.detail}`]));
 }
