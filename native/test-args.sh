@@ -126,5 +126,32 @@ WANT_ERR="expected a JSON array" expect_rc 2 "flows-json not an array" -- send -
 WANT_ERR="open: No such file" expect_rc 2 "flows-json missing file" -- send --dry-run 1 --flows-json "$TMP/nope.json" --duration 1
 expect_rc 0 "flows-json from stdin" -- send --dry-run 1 --flows-json - --duration 1 <"$TMP/flows.json"
 
+# --- calc's write lists: "writes" per grain, and MXL's audio batch from "audio" (transfer.c)
+cat >"$TMP/calc.json" <<'JSON'
+[
+ {"flowId": "slices", "eventRate": "25/1", "writeBytesPerEvent": 169472,
+  "writes": [{"bytes": 65536, "immediate": true, "entries": 1}, {"bytes": 57344, "immediate": true}, {"bytes": 46592, "immediate": true}]},
+ {"flowId": "audio8", "eventRate": "100/1", "writeBytesPerEvent": 15376,
+  "writes": [{"bytes": 5776, "immediate": false}, {"bytes": 7680, "immediate": false}, {"bytes": 1920, "immediate": true}],
+  "ring": {"lengthSamples": 19456, "wrapsPerBatch": "479/19456"},
+  "audio": {"channels": 8, "samplesPerBatch": 480, "sampleBytes": 4, "headerBytes": 16, "txIovLimit": 4, "ringLengthSamples": 19456}},
+ {"flowId": "audio2", "eventRate": "100/1",
+  "audio": {"channels": 2, "samplesPerBatch": 480, "sampleBytes": 4, "headerBytes": 16, "txIovLimit": 4, "ringLengthSamples": 19456}}
+]
+JSON
+expect_rc 0 "calc writes and audio" -- send --dry-run 2 --flows-json "$TMP/calc.json" --duration 1 --audio-head 19200
+expect_out "slice writes, region = their sum" "flow slices: bytes=169472 rate=25/1"
+expect_out "slice writes in order" "grain 0 due 0 ns (+0) writes 65536i+57344i+46592i"
+expect_out "8 ch: 9 entries = 3 writes" "grain 0 due 0 ns (+0) writes 5776+7680+1920i"
+expect_out "8 ch wrapping after 256 samples: 17 entries = 5 writes" "grain 1 due 10000000 ns (+10000000) writes 2960+3840+3840+3840+896i"
+expect_out "2 ch: 3 entries = 1 write" "flow audio2: bytes=3856 rate=100/1"
+expect_out "2 ch wrapping: 5 entries = 2 writes" "grain 1 due 10000000 ns (+10000000) writes 2960+896i"
+expect_rc 0 "audio from sample 0" -- send --dry-run 41 --flows-json "$TMP/calc.json" --duration 1
+expect_out "the 41st batch of a 19,456 ring wraps (ends at 19,680)" "grain 40 due 400000000 ns (+10000000) writes 2960+896i"
+printf '[{"flowId": "a", "rate": "100/1", "audio": {"channels": 2, "samplesPerBatch": 480, "sampleBytes": 4, "ringLengthSamples": 900}}]' >"$TMP/badaudio.json"
+WANT_ERR="samplesPerBatch must be 1..ringLengthSamples/2" expect_rc 2 "audio batch over half the ring" -- send --dry-run 1 --flows-json "$TMP/badaudio.json" --duration 1
+printf '[{"flowId": "a", "rate": "1/1", "writes": [{"bytes": "x"}]}]' >"$TMP/badwrites.json"
+WANT_ERR="writes[].bytes must be a non-negative integer" expect_rc 2 "writes with a string size" -- send --dry-run 1 --flows-json "$TMP/badwrites.json" --duration 1
+
 echo "test-args: $pass passed, $fail failed"
 ((fail == 0))

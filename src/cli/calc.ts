@@ -1,8 +1,8 @@
 /** `calc`: the model on its own, for flow files and/or flags. */
 import { existsSync, readFileSync } from 'node:fs';
 import {
-  type Prediction, type Mtu, type ProviderProfile, type Rational, ProfileRegistry, predict, toNumber, format as fmtRational,
-  DEFAULT_AUDIO_GRAIN_DURATION, MediaError, MtuError, VIDEO_MEDIA_TYPES, DATA_MEDIA_TYPE, mul, rational,
+  type Prediction, type Mtu, type ProviderProfile, type Rational, type Layer, type RingModel, LAYERS, ProfileRegistry, predict, toNumber,
+  format as fmtRational, DEFAULT_AUDIO_GRAIN_DURATION, MediaError, MtuError, VIDEO_MEDIA_TYPES, DATA_MEDIA_TYPE, mul, rational,
 } from '../model/index.js';
 import { type FlowDefinition, loadFlowFile, mediaOf, parseFlowText } from '../flows/definition.js';
 import { InputError, SourceText, formatProblem, type Problem } from '../input/problems.js';
@@ -62,6 +62,11 @@ const FLOW_FLAGS: Readonly<Record<string, readonly ('video' | 'audio' | 'data')[
 export interface CalcRow {
   readonly flow: Pick<FlowDefinition, 'id' | 'label' | 'mediaType'>;
   readonly prediction: Prediction;
+  /** Audio: the batch layout MXL sends from (for native/mxl-loadgen). */
+  readonly audio?: {
+    readonly channels: number; readonly samplesPerBatch: number; readonly sampleBytes: number;
+    readonly headerBytes: number; readonly txIovLimit: number; readonly ringLengthSamples: number;
+  } | undefined;
 }
 
 export function runCalc(argv: string[], io: Io): number {
@@ -93,7 +98,10 @@ function computeRows(p: Parsed, notes: string[]): CalcRow[] {
   if (p.given.has('ptime') && !flows.some((f) => f.format === 'audio')) {
     throw new UsageError('--ptime is the grain duration of audio flows, and none is given');
   }
-  return flows.map((flow) => ({ flow, prediction: predict(mediaOf(flow, grainDuration), profile, mtu) }));
+  return flows.map((flow) => {
+    const prediction = predict(mediaOf(flow, grainDuration), profile, mtu);
+    return { flow, prediction, audio: audioLayout(flow, prediction, profile) };
+  });
 }
 
 /** Runs a parse and names the flag in its error: "--ptime: ..." */
@@ -202,6 +210,8 @@ function defaultLabel(p: Parsed, mediaType: string, rate: Rational | undefined):
 export function calcJson(row: CalcRow): Record<string, unknown> {
   const p = row.prediction;
   const n = (r: Parameters<typeof toNumber>[0]): number => toNumber(r);
+  const layers = (b: Record<Layer, Rational>, only: readonly Layer[] = LAYERS): Record<string, number> =>
+    Object.fromEntries(only.map((l) => [l, n(b[l])]));
   return {
     flowId: row.flow.id,
     label: row.flow.label,
@@ -218,36 +228,65 @@ export function calcJson(row: CalcRow): Record<string, unknown> {
     mediaBytesPerSecond: n(p.mediaBytesPerSecond),
     overheadBytesPerSecond: n(p.overheadBytesPerSecond),
     wireBytesPerSecond: n(p.bytesPerSecond.wire),
-    bytesPerSecond: {
-      payload: n(p.bytesPerSecond.payload), l3: n(p.bytesPerSecond.l3), l2: n(p.bytesPerSecond.l2), wire: n(p.bytesPerSecond.wire),
+    bytesPerSecond: layers(p.bytesPerSecond),
+    writesPerEvent: n(p.writesPerEvent),
+    expectedPacketsPerEvent: n(p.expectedPacketsPerEvent),
+    writes: p.writes.map((w) => ({ bytes: Number(w.bytes), immediate: w.immediate, entries: w.entries })),
+    ...(p.ring ? { ring: ringJson(p.ring) } : {}),
+    ...(row.audio ? { audio: row.audio } : {}),
+    ack: {
+      acksPerEvent: n(p.reverse.acksPerEvent),
+      packetsPerSecond: n(p.reverse.packetsPerSecond),
+      bytesPerSecond: layers(p.reverse.bytesPerSecond, ['l3', 'l2', 'wire']),
     },
+  };
+}
+
+function ringJson(r: RingModel): Record<string, unknown> {
+  return {
+    lengthSamples: Number(r.lengthSamples), from: r.from, phase: r.phase,
+    wrapsPerBatch: fmtRational(r.wrapsPerBatch), wrapsPerBatchValue: toNumber(r.wrapsPerBatch),
+    wrappingWrites: r.wrappingWrites.map((w) => ({ bytes: Number(w.bytes), immediate: w.immediate, entries: w.entries })),
+  };
+}
+
+/** What a load generator needs to send an audio flow's batches as MXL does (native/mxl-loadgen). */
+function audioLayout(flow: FlowDefinition, p: Prediction, profile: ProviderProfile): CalcRow['audio'] {
+  if (flow.media.format !== 'audio' || !p.ring) return undefined;
+  return {
+    channels: flow.media.channels, samplesPerBatch: Number(p.grain.linesOrSamples), sampleBytes: flow.media.bitDepth / 8,
+    headerBytes: profile.grainHeaderBytes.audio, txIovLimit: profile.txIovLimit, ringLengthSamples: Number(p.ring.lengthSamples),
   };
 }
 
 const CSV_COLUMNS = [
   'flowId', 'label', 'mediaType', 'provider', 'mtu', 'payloadBytesPerEvent', 'writeBytesPerEvent', 'eventRate',
   'eventsPerSecond', 'packetsPerEvent', 'packetsPerSecond', 'mediaBytesPerSecond', 'overheadBytesPerSecond',
-  'wireBytesPerSecond', 'payload', 'l3', 'l2', 'wire',
+  'wireBytesPerSecond', 'payload', 'l3', 'l2', 'wire', 'media', 'writesPerEvent', 'expectedPacketsPerEvent',
+  'ackPacketsPerSecond', 'ackL2BytesPerSecond',
 ] as const;
 
 export function render(rows: CalcRow[], output: string, units: RateUnits = 'bytes'): string {
   const objects = rows.map(calcJson);
   if (output === 'json') return `${JSON.stringify(objects, null, 2)}\n`;
   if (output === 'csv') {
-    const flat = objects.map((o) => ({ ...o, ...(o.bytesPerSecond as Record<string, number>) }) as Record<string, string | number>);
+    const flat = objects.map((o) => {
+      const ack = o.ack as { packetsPerSecond: number; bytesPerSecond: Record<string, number> };
+      return { ...o, ...(o.bytesPerSecond as Record<string, number>), ackPacketsPerSecond: ack.packetsPerSecond, ackL2BytesPerSecond: ack.bytesPerSecond.l2 } as Record<string, string | number>;
+    });
     return `${csv([[...CSV_COLUMNS], ...flat.map((o) => CSV_COLUMNS.map((c) => o[c] ?? ''))])}\n`;
   }
   return `${renderTable(rows, units)}\n`;
 }
 
 function renderTable(rows: CalcRow[], units: RateUnits): string {
-  const header = ['flow', 'media type', 'provider', 'mtu', 'bytes/grain', 'grains/s', 'pkts/grain', 'pkts/s', 'media', 'overhead', 'wire'];
+  const header = ['flow', 'media type', 'provider', 'mtu', 'bytes/grain', 'grains/s', 'writes/grain', 'pkts/grain', 'pkts/s', 'media', 'overhead', 'wire', 'acks/s'];
   const body = rows.map(({ flow, prediction: p }) => [
     flow.label, flow.mediaType, p.provider, String(p.mtu), grouped(Number(p.writeBytesPerEvent)),
     p.eventRate.den === 1n ? String(p.eventRate.num) : `${fmtRational(p.eventRate)} (${grouped(toNumber(p.eventRate))})`,
-    grouped(Number(p.packetsPerEvent)), grouped(toNumber(p.packetsPerSecond)),
+    grouped(toNumber(p.writesPerEvent)), grouped(toNumber(p.expectedPacketsPerEvent)), grouped(toNumber(p.packetsPerSecond)),
     formatDataRate(toNumber(p.mediaBytesPerSecond), units), formatDataRate(toNumber(p.overheadBytesPerSecond), units),
-    formatDataRate(toNumber(p.bytesPerSecond.wire), units),
+    formatDataRate(toNumber(p.bytesPerSecond.wire), units), grouped(toNumber(p.reverse.packetsPerSecond)),
   ]);
   return table([header, ...body]);
 }

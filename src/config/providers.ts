@@ -6,9 +6,27 @@ import type { PathItem } from '../input/problems.js';
 
 const PROFILE_KEYS = [
   'name', 'description', 'base', 'mtuOverheadBytes', 'wireOverheadBytes', 'l2HeaderBytes', 'grainHeaderBytes',
+  'writeHeaderBytes', 'immediateDataBytes', 'txIovLimit', 'acksPerMessage', 'ackEveryPackets', 'ackHeaderBytes',
   'messageHeaderBytes',
 ] as const;
 const BYTES = { required: false, min: 0, max: 1 << 20 } as const;
+const COUNT = { required: false, min: 0, max: 1 << 16 } as const;
+
+/**
+ * `messageHeaderBytes` (before the write lists): bytes on every RDMA message alike. It still
+ * means that: every write counts it, and no separate immediate-data bytes.
+ */
+function perWriteHeaders(f: Fields, base: ProviderProfile): Pick<ProviderProfile, 'writeHeaderBytes' | 'immediateDataBytes'> {
+  const legacy = f.integer('messageHeaderBytes', BYTES);
+  if (legacy !== undefined && (f.has('writeHeaderBytes') || f.has('immediateDataBytes'))) {
+    f.report('messageHeaderBytes', 'give writeHeaderBytes and immediateDataBytes, or the older messageHeaderBytes, not both');
+  }
+  if (legacy !== undefined) return { writeHeaderBytes: legacy, immediateDataBytes: 0 };
+  return {
+    writeHeaderBytes: f.integer('writeHeaderBytes', BYTES) ?? base.writeHeaderBytes,
+    immediateDataBytes: f.integer('immediateDataBytes', BYTES) ?? base.immediateDataBytes,
+  };
+}
 
 /** Reads `providers:` (if present) into a registry of built-ins plus the user's profiles. */
 export function readProviders(root: Fields): ProfileRegistry {
@@ -40,7 +58,11 @@ function readProfile(root: Fields, node: Node, path: PathItem[], known: Provider
     mtuOverheadBytes: f.integer('mtuOverheadBytes', BYTES) ?? base.mtuOverheadBytes,
     wireOverheadBytes: f.integer('wireOverheadBytes', BYTES) ?? base.wireOverheadBytes,
     l2HeaderBytes: f.integer('l2HeaderBytes', BYTES) ?? base.l2HeaderBytes,
-    messageHeaderBytes: f.integer('messageHeaderBytes', BYTES) ?? base.messageHeaderBytes,
+    ...perWriteHeaders(f, base),
+    txIovLimit: f.integer('txIovLimit', COUNT) ?? base.txIovLimit,
+    acksPerMessage: f.number('acksPerMessage', false) ?? base.acksPerMessage,
+    ackEveryPackets: f.integer('ackEveryPackets', COUNT) ?? base.ackEveryPackets,
+    ackHeaderBytes: f.integer('ackHeaderBytes', BYTES) ?? base.ackHeaderBytes,
     grainHeaderBytes: {
       video: headers?.integer('video', BYTES) ?? base.grainHeaderBytes.video,
       audio: headers?.integer('audio', BYTES) ?? base.grainHeaderBytes.audio,

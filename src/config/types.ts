@@ -1,4 +1,4 @@
-import type { Mtu, ProviderProfile, ProfileRegistry, Rational } from '../model/index.js';
+import type { Mtu, ProviderProfile, ProfileRegistry, Rational, TransferOptions } from '../model/index.js';
 import type { FlowDefinition } from '../flows/definition.js';
 import { type Direction, portKey } from '../sources/types.js';
 
@@ -29,6 +29,8 @@ export interface FlowBinding {
   readonly provider: ProviderProfile;
   readonly grainDuration: Rational;
   readonly origin: 'config' | 'domain';
+  /** What the flow's header says about its writes (ring length); absent: the model's defaults. */
+  readonly transfer?: TransferOptions;
 }
 
 /** An MXL domain to discover flows in; its flows are bound like `flows:` entries. */

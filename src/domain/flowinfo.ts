@@ -2,7 +2,8 @@
  * The 2048-byte header in each flow's `data` file (mxlFlowInfo), decoded.
  * Layout: dmf-mxl/mxl lib/include/mxl/flowinfo.h (version 1):
  *   0 version u32, 4 size u32, 8 mxlCommonFlowConfigInfo (id[16] @8, format u32 @24,
- *   grainRate {i64 numerator @32, i64 denominator @40}), 136 discrete {sliceSizes[4],
+ *   grainRate {i64 numerator @32, i64 denominator @40}, maxCommitBatchSizeHint u32 @48,
+ *   maxSyncBatchSizeHint u32 @52), 136 discrete {sliceSizes[4],
  *   grainCount @152} | continuous {channelCount @136, bufferLength @140},
  *   200 mxlFlowRuntimeInfo {headIndex u64 @200, lastWriteTime @208, lastReadTime @216} (TAI ns).
  * mxlDataFormat (lib/include/mxl/dataformat.h): 0 unspecified, 1 video, 2 audio, 3 data, 4 mux.
@@ -35,6 +36,10 @@ export interface FlowInfo extends FlowRuntime {
   readonly rate: Rational | undefined;
   readonly grainCount: number | undefined;
   readonly channelCount: number | undefined;
+  /** Audio: samples per channel in the ring (the transfer model's wrap rate depends on it). */
+  readonly bufferLength: number | undefined;
+  /** maxSyncBatchSizeHint: slices (video, data) or samples (audio) a reader is woken for. */
+  readonly syncBatchSize: number;
 }
 
 export class FlowInfoError extends Error {
@@ -71,6 +76,8 @@ export function decodeFlowInfo(buf: Uint8Array): FlowInfo {
     rate: num > 0n && den > 0n ? rational(num, den) : undefined,
     grainCount: discrete ? v.getUint32(152, true) : undefined,
     channelCount: format === 'audio' ? v.getUint32(136, true) : undefined,
+    bufferLength: format === 'audio' ? v.getUint32(140, true) : undefined,
+    syncBatchSize: v.getUint32(52, true),
     ...decodeRuntime(buf),
   };
 }

@@ -1,10 +1,10 @@
-/** A domain flow's measured grain and payload rates, from its headIndex over the window. Pure. */
+/** A domain flow's measured grain and media rates, from its headIndex over the window. Pure. */
 import { grainOf, toNumber, type Rational } from '../model/index.js';
 import { type FlowDefinition, mediaOf } from '../flows/definition.js';
 
 export interface FlowMeasurement {
   readonly grainsPerSecond: number;
-  readonly payloadBytesPerSecond: number;
+  readonly mediaBytesPerSecond: number;
   readonly predictedGrainsPerSecond: number;
 }
 
@@ -19,9 +19,9 @@ export function measureFlow(def: FlowDefinition, grainDuration: Rational, headIn
     const samplesPerGrain = Number(grain.linesOrSamples);
     return {
       grainsPerSecond: headIndexPerSecond / samplesPerGrain,
-      payloadBytesPerSecond: headIndexPerSecond * def.media.channels * (def.media.bitDepth / 8),
+      mediaBytesPerSecond: headIndexPerSecond * def.media.channels * (def.media.bitDepth / 8),
       predictedGrainsPerSecond,
     };
   }
-  return { grainsPerSecond: headIndexPerSecond, payloadBytesPerSecond: headIndexPerSecond * Number(grain.payloadBytes), predictedGrainsPerSecond };
+  return { grainsPerSecond: headIndexPerSecond, mediaBytesPerSecond: headIndexPerSecond * Number(grain.payloadBytes), predictedGrainsPerSecond };
 }

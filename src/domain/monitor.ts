@@ -2,6 +2,8 @@
 import type { DomainConfig, FlowBinding } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { DomainWatcher, type DomainClock, type DomainFlow, type WriterProbe } from './watcher.js';
+import type { FlowInfo } from './flowinfo.js';
+import type { TransferOptions } from '../model/index.js';
 
 export interface DomainMonitorOptions {
   readonly clock: DomainClock;
@@ -80,5 +82,16 @@ function bind(domain: DomainConfig, f: DomainFlow): FlowBinding {
   return {
     flow: f.def!, device: domain.device, port: domain.port, direction: domain.direction, provider: domain.provider,
     grainDuration: domain.grainDuration, origin: 'domain',
+    ...(f.info ? { transfer: transferOf(f.info) } : {}),
   };
+}
+
+/**
+ * What the flow's header says about its writes: the ring length of an audio flow; for video and
+ * data, the sync batch mxl-fabrics-demo sends per write (demo.cpp:405-418; whole grains unless
+ * the writer set a smaller maxSyncBatchSizeHint).
+ */
+function transferOf(info: FlowInfo): TransferOptions {
+  if (info.format === 'audio') return info.bufferLength ? { ringLengthSamples: BigInt(info.bufferLength) } : {};
+  return info.syncBatchSize > 0 ? { slicesPerBatch: info.syncBatchSize } : {};
 }

@@ -94,6 +94,9 @@ export class Metrics {
   }
 }
 
+/** An acknowledgement carries no media and no RDMA payload: only these layers are exported for it. */
+const ACK_LAYERS = ['l3', 'l2', 'wire'] as const;
+
 const portLabels = (v: PortView): Labels => ({ device: v.device, port: String(v.port) });
 
 const FAMILIES: Family[] = [
@@ -105,7 +108,7 @@ const FAMILIES: Family[] = [
       },
       value: 1,
     })))],
-  ['flow_predicted_bytes_per_second', "The model's bytes per second for one flow, per layer (payload, l3, l2, wire).", 'gauge', 'plan', (views) =>
+  ['flow_predicted_bytes_per_second', "The model's bytes per second for one flow, per layer (media, payload, l3, l2, wire).", 'gauge', 'plan', (views) =>
     views.flatMap((v) => (v.plan?.flows ?? []).flatMap(({ binding: b, prediction: p }) => p ? LAYERS.map((layer) => ({
       labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction, layer },
       value: toNumber(p.bytesPerSecond[layer]),
@@ -115,12 +118,12 @@ const FAMILIES: Family[] = [
       labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction },
       value: toNumber(p.packetsPerSecond),
     }] : []))],
-  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, per layer.', 'gauge', 'plan', (views) =>
+  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, plus the ACKs of its flows bound the other way, per layer.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       return t ? LAYERS.map((layer) => ({ labels: { ...portLabels(v), direction: d.direction, layer }, value: t.bytesPerSecond[layer] })) : [];
     }))],
-  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction.', 'gauge', 'plan', (views) =>
+  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction, plus the ACKs of its flows bound the other way.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       return t ? [{ labels: { ...portLabels(v), direction: d.direction }, value: t.packetsPerSecond }] : [];
@@ -188,8 +191,8 @@ const FAMILIES: Family[] = [
     views.flatMap((v) => v.plan ? [{ labels: portLabels(v), value: v.plan.port.headroom }] : [])],
   ['flow_measured_grains_per_second', "Grains per second a flow's writer commits, from headIndex in its MXL domain over the window.", 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId }, value: f.measurement.grainsPerSecond }] : [])],
-  ['flow_measured_bytes_per_second', 'Media payload bytes per second a flow\'s writer commits (layer payload, no MXL headers).', 'gauge', 'tick', (_v, _s, flows) =>
-    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, layer: 'payload' }, value: f.measurement.payloadBytesPerSecond }] : [])],
+  ['flow_measured_bytes_per_second', 'Media bytes per second a flow\'s writer commits (layer media: the essence, no MXL headers).', 'gauge', 'tick', (_v, _s, flows) =>
+    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, layer: 'media' }, value: f.measurement.mediaBytesPerSecond }] : [])],
   ['flow_drift_ratio', 'Measured / predicted grains per second - 1 for a flow found in an MXL domain.', 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.measurement && f.measurement.predictedGrainsPerSecond > 0
       ? [{ labels: { flow_id: f.flowId, quantity: 'grains' }, value: f.measurement.grainsPerSecond / f.measurement.predictedGrainsPerSecond - 1 }] : [])],
@@ -214,6 +217,19 @@ const FAMILIES: Family[] = [
     state.sampler?.reader ? [{ labels: {}, value: state.sampler.reader.stuckWorkers }] : []],
   ['exporter_sample_duration_seconds', 'How long the last sampling tick took.', 'gauge', 'tick', (_views, state) =>
     state.sampler ? [{ labels: {}, value: state.sampler.lastTickSeconds }] : []],
+  ...(['packets', 'bytes'] as const).map((quantity): Family => [
+    `flow_predicted_ack_${quantity}_per_second`,
+    `The model's acknowledgement ${quantity} per second a flow's RDMA writes draw, on the opposite direction of its port${quantity === 'bytes' ? ', per layer' : ''}.`,
+    'gauge',
+    'plan',
+    (views) => views.flatMap((v) => (v.plan?.flows ?? []).flatMap(({ binding: b, prediction: p }) => {
+      if (!p || p.reverse.packetsPerSecond.num === 0n) return [];
+      const labels = { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction === 'tx' ? 'rx' : 'tx' };
+      return quantity === 'packets'
+        ? [{ labels, value: toNumber(p.reverse.packetsPerSecond) }]
+        : ACK_LAYERS.map((layer) => ({ labels: { ...labels, layer }, value: toNumber(p.reverse.bytesPerSecond[layer]) }));
+    })),
+  ]),
   ...FABRIC_HEALTH_FAMILIES.map(([name, help, type, read]): Family => [name, help, type, 'tick', (views, state) => read(views, state)]),
 ];
 

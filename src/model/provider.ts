@@ -20,8 +20,25 @@ export interface ProviderProfile {
   readonly l2HeaderBytes: number;
   /** Bytes written per grain beyond the media payload (MXL's grain header). */
   readonly grainHeaderBytes: GrainHeaderBytes;
-  /** Bytes per RDMA message outside the payload budget (RETH on the first packet, ImmDt on the last). */
-  readonly messageHeaderBytes: number;
+  /** Bytes on the first packet of every RDMA WRITE outside the payload budget (RETH, IBA 9.3.1: 16). */
+  readonly writeHeaderBytes: number;
+  /** Bytes on the last packet of a write that carries immediate data (ImmDt, IBA 9.3.1: 4). */
+  readonly immediateDataBytes: number;
+  /**
+   * Scatter-gather entries one RDMA write may carry: a longer list goes out as
+   * ceil(entries / limit) writes (MXL ofi/Endpoint.cpp:356-392). libfabric verbs: 4
+   * (prov/verbs/src/verbs_init.c:50, FI_VERBS_TX_IOV_LIMIT). 0: no limit, one write.
+   */
+  readonly txIovLimit: number;
+  /** Acknowledgements the responder returns per acknowledged run of a message; 0: ACKs not modelled. */
+  readonly acksPerMessage: number;
+  /**
+   * The requester also asks for an ACK every this many packets inside a long message
+   * (rxe: 66, drivers/infiniband/sw/rxe/rxe_req.c, RXE_MAX_PKT_PER_ACK 64); 0: only at its end.
+   */
+  readonly ackEveryPackets: number;
+  /** Bytes an ACK carries beyond the per-packet overhead (AETH, IBA 9.3.1: 4). */
+  readonly ackHeaderBytes: number;
 }
 
 /** The seed's profile, to the byte: 44 = IPv4 20 + UDP 8 + BTH 12 + ICRC 4; 82 = 44 + 8 + 12 + 14 + 4. */
@@ -32,15 +49,23 @@ export const RDMA_ROCEV2: ProviderProfile = {
   wireOverheadBytes: 82,
   l2HeaderBytes: 14,
   grainHeaderBytes: { video: 0, audio: 0, data: 0 },
-  messageHeaderBytes: 0,
+  writeHeaderBytes: 0,
+  immediateDataBytes: 0,
+  txIovLimit: 0,
+  acksPerMessage: 0,
+  ackEveryPackets: 0,
+  ackHeaderBytes: 0,
 };
 
 /**
- * What MXL fabrics really writes: the whole grain region from its header
- * (MXL_GRAIN_PAYLOAD_OFFSET = 8192, lib/internal/include/mxl-internal/Flow.hpp;
- * ProtocolEgressRMA.cpp) for video and data, a 16-byte AudioEntryHeader per
- * audio batch (AudioBounceBuffer.hpp), one RDMA WRITE with immediate per grain:
- * RETH 16 + ImmDt 4 per message (IBA vol 1, 9.3.1; rdma-facts: +16 measured on rxe).
+ * What MXL 1.x fabrics over libfabric verbs really writes (src/model/transfer.ts has the write
+ * lists): the whole grain region from its header (MXL_GRAIN_PAYLOAD_OFFSET = 8192,
+ * lib/internal/include/mxl-internal/Flow.hpp; ofi/ProtocolEgressRMA.cpp:35-39) for video and
+ * data; per audio batch a 16-byte AudioEntryHeader entry (ofi/AudioBounceBuffer.hpp:14-18) and one
+ * entry per channel and ring fragment, split into writes of at most 4 entries (verbs' default
+ * tx iov limit); RETH 16 on every write, ImmDt 4 on the write with immediate data (IBA vol 1,
+ * 9.3.1; measured on rxe with tcpdump: 4,170 / 4,154 / 1,598-byte frames). One ACK (AETH 4) per
+ * write from an RC responder; hardware NICs may coalesce (README, "The model").
  */
 export const RDMA_ROCEV2_MXL_V1: ProviderProfile = {
   name: 'rdma_rocev2_mxl_v1',
@@ -49,7 +74,12 @@ export const RDMA_ROCEV2_MXL_V1: ProviderProfile = {
   wireOverheadBytes: 82,
   l2HeaderBytes: 14,
   grainHeaderBytes: { video: 8192, audio: 16, data: 8192 },
-  messageHeaderBytes: 20,
+  writeHeaderBytes: 16,
+  immediateDataBytes: 4,
+  txIovLimit: 4,
+  acksPerMessage: 1,
+  ackEveryPackets: 0,
+  ackHeaderBytes: 4,
 };
 
 export const BUILTIN_PROFILES: readonly ProviderProfile[] = [RDMA_ROCEV2, RDMA_ROCEV2_MXL_V1];
@@ -73,13 +103,21 @@ export function profileProblems(p: ProviderProfile): ProfileError[] {
     ['mtuOverheadBytes', p.mtuOverheadBytes],
     ['wireOverheadBytes', p.wireOverheadBytes],
     ['l2HeaderBytes', p.l2HeaderBytes],
-    ['messageHeaderBytes', p.messageHeaderBytes],
+    ['writeHeaderBytes', p.writeHeaderBytes],
+    ['immediateDataBytes', p.immediateDataBytes],
+    ['txIovLimit', p.txIovLimit],
+    ['ackEveryPackets', p.ackEveryPackets],
+    ['ackHeaderBytes', p.ackHeaderBytes],
     ['grainHeaderBytes.video', p.grainHeaderBytes.video],
     ['grainHeaderBytes.audio', p.grainHeaderBytes.audio],
     ['grainHeaderBytes.data', p.grainHeaderBytes.data],
   ];
   for (const [field, v] of fields) {
-    if (!nonNegativeInt(v)) problems.push(new ProfileError(`${field} must be a whole number of bytes, got ${v}`, field));
+    const unit = field.endsWith('Bytes') || field.startsWith('grainHeaderBytes') ? 'a whole number of bytes' : 'a whole number';
+    if (!nonNegativeInt(v)) problems.push(new ProfileError(`${field} must be ${unit}, got ${v}`, field));
+  }
+  if (!(Number.isFinite(p.acksPerMessage) && p.acksPerMessage >= 0 && p.acksPerMessage <= 1024)) {
+    problems.push(new ProfileError(`acksPerMessage must be a number from 0 to 1024, got ${p.acksPerMessage}`, 'acksPerMessage'));
   }
   if (p.wireOverheadBytes < p.mtuOverheadBytes + p.l2HeaderBytes) {
     problems.push(

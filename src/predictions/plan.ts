@@ -3,7 +3,7 @@
  * `mtu: auto` and `capacity: auto` resolve from the port's attributes; plans
  * are cached per port until its MTU changes.
  */
-import { type Mtu, type Prediction, type Rational, LAYERS, type Layer, predict, toNumber, ZERO, add } from '../model/index.js';
+import { type Mtu, type Prediction, type Rational, type ReversePrediction, LAYERS, type Layer, predict, toNumber, ZERO, add } from '../model/index.js';
 import { mediaOf } from '../flows/definition.js';
 import type { Config, FlowBinding, PortConfig } from '../config/types.js';
 import { bindingKey, portKey } from '../config/types.js';
@@ -43,19 +43,27 @@ function resolveCapacity(port: PortConfig, attrs: PortAttributes | undefined): P
   return { capacityBytesPerSecond: undefined, capacityFrom: 'unknown' };
 }
 
+/**
+ * A direction of a port carries the flows bound to it in that direction and the
+ * acknowledgements of the flows bound the other way (each prediction's `reverse`).
+ */
 function totalsFor(flows: readonly FlowPrediction[], direction: Direction, mtuKnown: boolean): DirectionTotals | undefined {
   if (!mtuKnown) return undefined;
-  const mine = flows.filter((f) => f.binding.direction === direction && f.prediction);
-  const sum = (pick: (p: Prediction) => Rational): number => toNumber(mine.reduce((acc, f) => add(acc, pick(f.prediction!)), ZERO));
-  const bytes = Object.fromEntries(LAYERS.map((l) => [l, sum((p) => p.bytesPerSecond[l])])) as Record<Layer, number>;
-  return { flows: mine.length, bytesPerSecond: bytes, packetsPerSecond: sum((p) => p.packetsPerSecond) };
+  const predicted = flows.filter((f) => f.prediction);
+  const forward = predicted.filter((f) => f.binding.direction === direction).map((f) => f.prediction!);
+  const reverse = predicted.filter((f) => f.binding.direction !== direction).map((f) => f.prediction!.reverse);
+  const sum = <T>(items: readonly T[], pick: (t: T) => Rational): Rational => items.reduce((acc, t) => add(acc, pick(t)), ZERO);
+  const both = (data: (p: Prediction) => Rational, acks: (r: ReversePrediction) => Rational): number =>
+    toNumber(add(sum(forward, data), sum(reverse, acks)));
+  const bytes = Object.fromEntries(LAYERS.map((l) => [l, both((p) => p.bytesPerSecond[l], (r) => r.bytesPerSecond[l])])) as Record<Layer, number>;
+  return { flows: forward.length, bytesPerSecond: bytes, packetsPerSecond: both((p) => p.packetsPerSecond, (r) => r.packetsPerSecond) };
 }
 
 export function planPort(port: PortConfig, bindings: readonly FlowBinding[], attrs: PortAttributes | undefined): PortPlan {
   const { mtu, mtuFrom } = resolveMtu(port, attrs);
   const flows = bindings
     .filter((b) => b.device === port.device && b.port === port.port)
-    .map((binding) => ({ binding, prediction: mtu ? predict(mediaOf(binding.flow, binding.grainDuration), binding.provider, mtu) : undefined }));
+    .map((binding) => ({ binding, prediction: mtu ? predict(mediaOf(binding.flow, binding.grainDuration), binding.provider, mtu, binding.transfer) : undefined }));
   return {
     port, mtu, mtuFrom, ...resolveCapacity(port, attrs), flows,
     totals: { tx: totalsFor(flows, 'tx', mtu !== undefined), rx: totalsFor(flows, 'rx', mtu !== undefined) },

@@ -21,7 +21,9 @@ describe('calc', () => {
         provider: 'rdma_rocev2', mtu: 4096, payloadPerPacket: 4052, payloadBytesPerEvent: 5529600, writeBytesPerEvent: 5529600,
         eventsPerSecond: 25, eventRate: '25/1', packetsPerEvent: 1365, packetsPerSecond: 34125, mediaBytesPerSecond: 138240000,
         overheadBytesPerSecond: 2798250, wireBytesPerSecond: 141038250,
-        bytesPerSecond: { payload: 138240000, l3: 138240000 + 34125 * 44, l2: 138240000 + 34125 * 58, wire: 141038250 },
+        bytesPerSecond: { media: 138240000, payload: 138240000, l3: 138240000 + 34125 * 44, l2: 138240000 + 34125 * 58, wire: 141038250 },
+        writesPerEvent: 1, expectedPacketsPerEvent: 1365, writes: [{ bytes: 5529600, immediate: true, entries: 1 }],
+        ack: { acksPerEvent: 0, packetsPerSecond: 0, bytesPerSecond: { l3: 0, l2: 0, wire: 0 } },
       },
     ]);
   });
@@ -39,15 +41,40 @@ describe('calc', () => {
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^flow\s+media type\s+provider\s+mtu\s+bytes\/grain\s+grains\/s/);
     expect(lines[2]).toContain('30000/1001 (29.97)');
-    expect(lines[2]).toMatch(/1,365\s+40,909\.091\s+165\.722 MB\/s\s+3\.355 MB\/s\s+169\.077 MB\/s$/);
-    expect(lines[3]).toMatch(/Camera 1 ANC\s+video\/smpte291\s+rdma_rocev2\s+4096\s+4,096\s+60\s+2\s+120\s+245\.760 kB\/s\s+9\.840 kB\/s\s+255\.600 kB\/s/);
+    expect(lines[2]).toMatch(/1,365\s+40,909\.091\s+165\.722 MB\/s\s+3\.355 MB\/s\s+169\.077 MB\/s\s+0$/);
+    expect(lines[3]).toMatch(/Camera 1 ANC\s+video\/smpte291\s+rdma_rocev2\s+4096\s+4,096\s+60\s+1\s+2\s+120\s+245\.760 kB\/s\s+9\.840 kB\/s\s+255\.600 kB\/s\s+0$/);
   });
 
   it('prints CSV with a header and the ib-mtu L3 budget', () => {
     const r = run(join(flows, 'data_60.json'), '--ib-mtu', '4096', '--output', 'csv');
     const [header, row] = r.out.trimEnd().split('\n');
     expect(header!.split(',')).toContain('wireBytesPerSecond');
-    expect(row).toContain(',4140,4096,4096,60/1,60,1,60,245760,4920,250680,245760,248400,249240,250680');
+    expect(row).toContain(',4140,4096,4096,60/1,60,1,60,245760,4920,250680,245760,248400,249240,250680,245760,1,1,0,0');
+  });
+
+  it('gives MXL\'s audio writes per batch with rdma_rocev2_mxl_v1 at IB MTU 4096 (issue 12)', () => {
+    const batch = (channels: number): Record<string, unknown> => {
+      const r = run('--provider', 'rdma_rocev2_mxl_v1', '--ib-mtu', '4096', '--media-type', 'audio/float32', '--channels', String(channels), '--output', 'json');
+      expect(r.code).toBe(0);
+      return (JSON.parse(r.out) as Record<string, unknown>[])[0]!;
+    };
+    const bytes = (o: Record<string, unknown>): number[] => (o.writes as { bytes: number }[]).map((w) => w.bytes);
+    const eight = batch(8);
+    expect(bytes(eight)).toEqual([5776, 7680, 1920]);
+    expect(eight).toMatchObject({ packetsPerEvent: 5, packetsPerSecond: 500, expectedPacketsPerEvent: 5 });
+    expect(eight.ring).toMatchObject({ lengthSamples: 19456, from: 'default', phase: 'unknown', wrapsPerBatch: '479/19456' });
+    expect(eight.audio).toEqual({ channels: 8, samplesPerBatch: 480, sampleBytes: 4, headerBytes: 16, txIovLimit: 4, ringLengthSamples: 19456 });
+    expect(eight.writesPerEvent).toBeCloseTo(3 + (2 * 479) / 19456, 12);
+    const sixteen = batch(16);
+    expect(bytes(sixteen)).toEqual([5776, 7680, 7680, 7680, 1920]);
+    expect(sixteen.packetsPerEvent).toBe(9);
+    const two = batch(2);
+    expect(bytes(two)).toEqual([3856]);
+    expect(two.packetsPerEvent).toBe(1);
+    // 479 of 19,456 ring positions wrap into 2 writes, 2 packets: 100 x (1 + 479/19456) packets/s.
+    expect(two.packetsPerSecond).toBeCloseTo((100 * 19935) / 19456, 9);
+    const table = run('--provider', 'rdma_rocev2_mxl_v1', '--ib-mtu', '4096', '--media-type', 'audio/float32', '--channels', '8').out.split('\n')[2];
+    expect(table).toMatch(/15,376\s+100\s+3\.049\s+5\s+500\s+1\.536 MB\/s\s+47\.879 kB\/s\s+1\.584 MB\/s\s+304\.924$/);
   });
 
   it('exits 2 with the flag named on invalid input', () => {
@@ -122,7 +149,7 @@ describe('calc flags', () => {
 
   it('--units bits shows the table in bits per second; JSON stays in bytes', () => {
     const bits = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits');
-    expect(bits.out.split('\n')[2]).toMatch(/1\.326 Gb\/s\s+26\.836 Mb\/s\s+1\.353 Gb\/s$/);
+    expect(bits.out.split('\n')[2]).toMatch(/1\.326 Gb\/s\s+26\.836 Mb\/s\s+1\.353 Gb\/s\s+0$/);
     const json = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits', '--output', 'json');
     expect((JSON.parse(json.out) as { wireBytesPerSecond: number }[])[0]!.wireBytesPerSecond).toBeCloseTo(169_077_000, -3);
   });

@@ -91,7 +91,7 @@ domains:
     run.tick(1);
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_flow_measured_grains_per_second', { flow_id: VIDEO.id as string })).toBe(30);
-    expect(one(m, 'mxl_fabric_flow_measured_bytes_per_second', { flow_id: VIDEO.id as string, layer: 'payload' })).toBe(30 * 5_529_600);
+    expect(one(m, 'mxl_fabric_flow_measured_bytes_per_second', { flow_id: VIDEO.id as string, layer: 'media' })).toBe(30 * 5_529_600);
     expect(one(m, 'mxl_fabric_flow_drift_ratio', { flow_id: VIDEO.id as string })).toBeCloseTo(0.001, 12); // 30 / (30000/1001) - 1
     expect(one(m, 'mxl_fabric_flow_measured_grains_per_second', { flow_id: AUDIO.id as string })).toBe(100);
     expect(one(m, 'mxl_fabric_flow_measured_bytes_per_second', { flow_id: AUDIO.id as string })).toBe(48_000 * 2 * 4);

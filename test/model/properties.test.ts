@@ -30,13 +30,42 @@ const mtuArb: fc.Arbitrary<Mtu> = fc.oneof(
 const profileArb = fc.constantFrom(RDMA_ROCEV2, RDMA_ROCEV2_MXL_V1);
 
 describe('model invariants', () => {
-  it('packets cover the write exactly: one packet fewer would not', () => {
+  it('packets cover each write exactly: one packet fewer would not', () => {
     fc.assert(
       fc.property(mediaArb, mtuArb, profileArb, (m, mtu, prof) => {
         const p = predict(m, prof, mtu);
         const per = BigInt(p.payloadPerPacket);
-        expect(p.packetsPerEvent * per >= p.writeBytesPerEvent).toBe(true);
-        expect((p.packetsPerEvent - 1n) * per < p.writeBytesPerEvent).toBe(true);
+        const packets = p.writes.map((w) => (w.bytes + per - 1n) / per);
+        for (const [i, w] of p.writes.entries()) {
+          expect(packets[i]! * per >= w.bytes).toBe(true);
+          expect((packets[i]! - 1n) * per < w.bytes).toBe(true);
+        }
+        expect(packets.reduce((a, b) => a + b, 0n)).toBe(p.packetsPerEvent);
+        expect(p.writes.reduce((a, w) => a + w.bytes, 0n)).toBe(p.writeBytesPerEvent);
+      }),
+    );
+  });
+
+  it('the seed profile sends one write per grain; MXL sends the immediate on the last write only', () => {
+    fc.assert(
+      fc.property(mediaArb, mtuArb, (m, mtu) => {
+        expect(predict(m, RDMA_ROCEV2, mtu).writes).toHaveLength(1);
+        const w = predict(m, RDMA_ROCEV2_MXL_V1, mtu).writes;
+        expect(w.map((x) => x.immediate)).toEqual(w.map((_, i) => i === w.length - 1));
+        expect(w.every((x) => x.entries <= RDMA_ROCEV2_MXL_V1.txIovLimit)).toBe(true);
+      }),
+    );
+  });
+
+  // Packets may go either way: a wrap splits entries differently across writes (4 ch, 172
+  // samples of float64 at IB MTU 256: 23 packets plain, 22 for some splits).
+  it('ring wraps never lower the writes per batch and never change the bytes carried', () => {
+    fc.assert(
+      fc.property(audioArb, mtuArb, (m, mtu) => {
+        const p = predict(m, RDMA_ROCEV2_MXL_V1, mtu);
+        expect(compare(p.writesPerEvent, rational(BigInt(p.writes.length)))).toBeGreaterThanOrEqual(0);
+        expect(p.ring!.wrappingWrites.reduce((a, w) => a + w.bytes, 0n)).toBe(p.writeBytesPerEvent);
+        expect(p.bytesPerSecond.payload).toEqual(mul(rational(p.writeBytesPerEvent), p.eventRate));
       }),
     );
   });

@@ -50,7 +50,8 @@ main() {
   cli devices --output json >"$RXE_OUT/devices.json"
   check_native before
 
-  cli serve --config.file $SCENARIO/config.yaml --web.listen-address :9842 --log.format json \
+  # node itself in the background (not the cli function, whose subshell would get the kill)
+  node dist/cli/main.js serve --config.file $SCENARIO/config.yaml --web.listen-address :9842 --log.format json \
     >"$RXE_OUT/exporter.log" 2>&1 &
   local exporter=$!
   wait_ready || { fail "exporter not ready"; exit 1; }

@@ -2,7 +2,8 @@
 // (through qemu's hostfwd), evaluates the project's alert rules with a short `for:`, and this
 // script checks, per phase, what the issue asks:
 //   A (known flows only): predicted = the model exactly; measured packets and l2 bytes within
-//     2 % of it (port_drift_ratio) for rxe0 tx and rxe1 rx; the drift alert is not firing.
+//     2 % of it (port_drift_ratio) for rxe0 tx and rxe1 rx; the ACKs coming back (rxe0 rx, rxe1
+//     tx) within 5 % of the reverse prediction; the drift alert is not firing.
 //   B (a flow the config does not know joins): the drift alert fires for rxe0 tx.
 // usage: node scenario-host.mjs --out DIR --exporter HOST:PORT
 import { spawn } from 'node:child_process';
@@ -17,6 +18,7 @@ const OUT = args.out;
 const REPO = new URL('../..', import.meta.url).pathname;
 const TEST_FOR = '5s';
 const DRIFT_LIMIT = 0.02;
+const ACK_DRIFT_LIMIT = 0.05;
 const report = { checks: [], numbers: {} };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (m) => console.error(`scenario-host: ${m}`);
@@ -108,7 +110,21 @@ function modelTotals() {
   return {
     packets: flows.reduce((a, f) => a + f.packetsPerSecond, 0),
     l2: flows.reduce((a, f) => a + f.bytesPerSecond.l2, 0),
+    // The responder's ACKs, on the opposite direction of each binding (one per RDMA write).
+    ackPackets: flows.reduce((a, f) => a + f.ack.packetsPerSecond, 0),
+    ackL2: flows.reduce((a, f) => a + f.ack.bytesPerSecond.l2, 0),
   };
+}
+
+/** The reverse direction: rxe0 receives and rxe1 sends the ACKs of the flows' writes. */
+async function reverse(base, model) {
+  for (const [device, direction] of [['rxe0', 'rx'], ['rxe1', 'tx']]) {
+    const sel = `device="${device}",direction="${direction}"`;
+    const [pp] = await query(base, `mxl_fabric_port_predicted_packets_per_second{${sel}}`);
+    check(Math.abs(pp?.value - model.ackPackets) <= 1e-9 * model.ackPackets, `${device} ${direction} predicted packets/s = the model's ACKs`, { prometheus: pp?.value, model: model.ackPackets });
+    const [d] = await query(base, `mxl_fabric_port_drift_ratio{${sel},quantity="packets"}`);
+    check(d !== undefined && Math.abs(d.value) <= ACK_DRIFT_LIMIT, `${device} ${direction} ACK packets drift within 5 %`, { drift: d?.value });
+  }
 }
 
 async function phaseA(base, alerts) {
@@ -131,6 +147,7 @@ async function phaseA(base, alerts) {
       check(d !== undefined && Math.abs(d.value) <= DRIFT_LIMIT, `${device} ${direction} ${quantity} drift within 2 %`, { drift: d?.value });
     }
   }
+  await reverse(base, model);
   const [attrs] = await query(base, 'mxl_fabric_port_info{device="rxe0"}');
   check(attrs?.labels.attributes_source === 'verbs', 'rxe0 attributes come from libibverbs', attrs?.labels);
   const nl = await query(base, 'mxl_fabric_port_measured_packets_per_second{device="rxe0",direction="tx",source="netlink"}');

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Runs inside the soft-RoCE guest (test/rxe/run.sh, scenario "mxl"): real MXL from rxe0 to rxe1.
+# Per phase (a 320x180p25 v210 flow, then an 8-channel 48 kHz audio flow): mxl-gst-testsrc
+# writes the flow into the sender's domain, mxl-fabrics-demo (libfabric verbs, RC) carries it to
+# a target on rxe1, the exporter (watching both domains, both ports) gives its predictions for
+# that exact flow, and the kernel's counters are snapshotted around the transfer. check.mjs
+# then compares the two.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
+: "${RXE_OUT:?RXE_OUT is set by guest.sh}"
+HERE=test/rxe/mxl
+P=${MXL_PREFIX:-/opt/mxl}
+TX=/dev/shm/mxl-tx
+RX=/dev/shm/mxl-rx
+W=/tmp/mxl-run
+VIDEO_ID=5fbec3b1-1b0f-417d-9059-8b94a4710001
+AUDIO_ID=b3bb5be7-9fe9-4324-a5bb-4c70e1080008
+SETTLE=${MXL_SETTLE_SECONDS:-6}
+export GST_REGISTRY=$RXE_OUT/gst-registry.bin GST_REGISTRY_UPDATE=no
+
+log() { echo "mxl-guest: $*" >&2; }
+fail() { log "FAIL: $*"; echo "$*" >>"$RXE_OUT/guest-failures.txt"; }
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  ip rule del pref 10 iif lo from 192.168.77.1 to 192.168.77.2 lookup 100 2>/dev/null || true
+  ip rule del pref 10 iif lo from 192.168.77.2 to 192.168.77.1 lookup 101 2>/dev/null || true
+  if ip rule show pref 1000 | grep -q local; then ip rule del pref 1000 lookup local; ip rule add pref 0 lookup local; fi
+}
+trap cleanup EXIT
+
+# Both rxe ends are local addresses of one host: without these rules RDMA CM resolves the peer
+# as loopback and nothing crosses the veths (shared/notes/rdma-facts.md, "Facts measured ... MXL").
+route() {
+  ip rule add pref 10 iif lo from 192.168.77.1 to 192.168.77.2 lookup 100
+  ip rule add pref 10 iif lo from 192.168.77.2 to 192.168.77.1 lookup 101
+  ip route add 192.168.77.2 dev veth0 src 192.168.77.1 table 100
+  ip route add 192.168.77.1 dev veth1 src 192.168.77.2 table 101
+  ip rule del pref 0 lookup local
+  ip rule add pref 1000 lookup local
+  ip route get 192.168.77.2 from 192.168.77.1 | grep -q 'dev veth0' || { fail "policy routing: 192.168.77.2 not via veth0"; return 1; }
+}
+
+# The kernel's counters for both ports, as JSON, read with shell builtins only: a fork costs
+# tens of milliseconds under TCG and the counters move while they are read.
+snapshot() { # snapshot NAME
+  local f c d v out="{\"t\":$EPOCHREALTIME"
+  for f in /sys/class/infiniband/rxe[01]/ports/1/hw_counters/*; do
+    c=${f##*/}
+    [[ $c == lifespan ]] && continue
+    d=${f#/sys/class/infiniband/}
+    read -r v <"$f"
+    out+=",\"${d%%/*}.$c\":$v"
+  done
+  for f in /sys/class/net/veth[01]/statistics/{tx,rx}_{bytes,packets}; do
+    d=${f#/sys/class/net/}
+    read -r v <"$f"
+    out+=",\"${d%%/*}.${f##*/}\":$v"
+  done
+  printf '%s}\n' "$out" >"$RXE_OUT/counters-$1.json"
+}
+
+# GET over bash's /dev/tcp (no node start-up per request); the body goes to FILE.
+http_get() { # http_get PATH FILE
+  local line body=0
+  exec 3<>/dev/tcp/127.0.0.1/9842 || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: guest\r\n\r\n' "$1" >&3
+  : >"$2"
+  while IFS= read -r line <&3; do
+    if ((body)); then printf '%s\n' "$line" >>"$2"; elif [[ $line == $'\r' ]]; then body=1; fi
+  done
+  exec 3<&-
+}
+
+wait_for() { # wait_for SECONDS TEST...: until TEST succeeds; TEST exiting 2 stops the wait
+  local i rc n=$(($1 * 4)); shift
+  for ((i = 0; i < n; i++)); do
+    "$@" && return 0
+    rc=$?
+    ((rc == 2)) && return 1
+    sleep 0.25
+  done
+  return 1
+}
+
+# The exporter's predictions once both domains hold the flow (the sender's copy from the
+# writer, the receiver's from the fabrics target): saved, then the exporter stops, so that
+# the measurement window has the guest's two emulated CPUs to itself.
+predictions() { # predictions NAME FLOW_ID
+  local name=$1 id=$2 out="$RXE_OUT/metrics-$1.txt"
+  node dist/cli/main.js serve --config.file "$HERE/config.yaml" --web.listen-address 127.0.0.1:9842 --log.format json \
+    >"$RXE_OUT/exporter-$name.log" 2>&1 &
+  local exporter=$!
+  has_both() {
+    kill -0 "$exporter" 2>/dev/null || { fail "$name: the exporter exited: $(tail -n 1 "$RXE_OUT/exporter-$name.log")"; return 2; }
+    http_get /metrics "$out" 2>/dev/null &&
+      grep -q "^mxl_fabric_flow_predicted_packets_per_second{flow_id=\"$id\",device=\"rxe0\"" "$out" &&
+      grep -q "^mxl_fabric_flow_predicted_packets_per_second{flow_id=\"$id\",device=\"rxe1\"" "$out"
+  }
+  wait_for 90 has_both || fail "$name: the exporter did not predict flow $id on both ports"
+  kill -TERM "$exporter" 2>/dev/null || true
+  wait "$exporter" 2>/dev/null || true
+}
+
+# One flow over fabrics: its own writer, a target on rxe1 (writing the flow into $RX), an
+# initiator on rxe0 reading $TX. Counters: before the initiator, w0 after it settled, then after
+# each of WINDOWS windows of SECONDS, after once it stopped.
+transfer() { # transfer NAME WRITER_FLAG FLOW_JSON FLOW_ID SERVICE WINDOWS SECONDS
+  local name=$1 flag=$2 flow=$3 id=$4 service=$5 windows=$6 seconds=$7
+  # A black picture is the cheapest to render under TCG; v210 bytes are the same for any picture.
+  "$P/bin/mxl-gst-testsrc" -d "$TX" -p black "$flag" "$flow" >"$RXE_OUT/$name-testsrc.log" 2>&1 &
+  local writer=$!
+  pids+=("$writer")
+  wait_for 60 test -e "$TX/$id.mxl-flow/data" ||
+    { fail "$name: mxl-gst-testsrc created no flow: $(tail -n 2 "$RXE_OUT/$name-testsrc.log")"; return 1; }
+  "$P/bin/mxl-info" -d "$TX" -f "$id" >"$RXE_OUT/$name-flowinfo.txt" 2>&1 || true
+  "$P/bin/mxl-fabrics-demo" -d "$RX" -p verbs -n 192.168.77.2 -s "$service" -f "$flow" -t "@$W/$name.target" \
+    >"$RXE_OUT/$name-target.log" 2>&1 &
+  local target=$!
+  pids+=("$target")
+  wait_for 60 test -s "$W/$name.target" || { fail "$name: the fabrics target wrote no target info"; return 1; }
+  predictions "$name" "$id"
+  snapshot "$name-before"
+  LD_LIBRARY_PATH="$P/lib-rw" "$P/bin/mxl-fabrics-demo" -i -d "$TX" -p verbs -n 192.168.77.1 \
+    -f "$id" -t "@$W/$name.target" >"$RXE_OUT/$name-initiator.log" 2>&1 &
+  local initiator=$!
+  pids+=("$initiator")
+  sleep "$SETTLE"
+  local i
+  snapshot "$name-w0"
+  for ((i = 1; i <= windows; i++)); do
+    sleep "$seconds"
+    snapshot "$name-w$i"
+  done
+  kill -INT "$initiator" 2>/dev/null || true
+  wait "$initiator" 2>/dev/null || true
+  sleep 1
+  snapshot "$name-after"
+  kill -INT "$target" "$writer" 2>/dev/null || true
+  wait "$target" "$writer" 2>/dev/null || true
+  log "$name: $(grep -o '[0-9]* \(grains\|transfers\) ([0-9]* [a-z]*) | [0-9.]* [a-z]*/s' "$RXE_OUT/$name-initiator.log" | tail -n 1)"
+}
+
+main() {
+  [[ -x $P/bin/mxl-fabrics-demo ]] || { fail "no MXL fabrics build in $P (shared/mxl/build.sh --fabrics)"; exit 1; }
+  [[ -s $GST_REGISTRY ]] || { fail "no GStreamer registry at $GST_REGISTRY (run.sh builds it on the host)"; exit 1; }
+  mkdir -p "$TX" "$RX" "$W"
+  route
+  # Video is compared per second, so it needs a window in which the guest kept up with 25 grains/s:
+  # check.mjs takes the first of six such windows (TCG slows down when the host is busy).
+  transfer video -v "$HERE/flows/video.json" "$VIDEO_ID" 1312 6 10
+  # Audio is compared per batch sent, over the whole 20 s.
+  transfer audio -a "$HERE/flows/audio.json" "$AUDIO_ID" 1313 1 20
+  node "$HERE/check.mjs" "$RXE_OUT" || fail "checks failed (see $RXE_OUT/report.json)"
+  [[ ! -s $RXE_OUT/guest-failures.txt ]]
+}
+
+main "$@"
