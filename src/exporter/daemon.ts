@@ -19,6 +19,10 @@ import { landingPage } from './landing.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState } from './view.js';
 import { DomainMonitor } from '../domain/monitor.js';
 import { loadPosix, type Posix } from '../ffi/posix.js';
+import { HostAssumptions } from '../health/assumptions.js';
+
+/** Host assumptions (VLAN, PFC) change with configuration, not traffic: read them this often. */
+const ASSUMPTIONS_REFRESH_MS = 30_000;
 
 export interface DaemonOptions {
   readonly configFile: string;
@@ -45,6 +49,8 @@ export class Daemon {
   private domainTick: Promise<void> | undefined;
   /** Every blocking read of the daemon goes through this one reader (src/reads). */
   private reader: BoundedReads | undefined;
+  private assumptions: HostAssumptions | undefined;
+  private assumptionsTimer: NodeJS.Timeout | undefined;
   private server: Server | undefined;
   private measurement!: Measurement;
   private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
@@ -66,6 +72,7 @@ export class Daemon {
     for (const note of this.measurement.notes) this.opts.log.info(note);
     await this.startSampler();
     await this.startDomains();
+    await this.startAssumptions();
     await this.planner.prepare(attrsLookup(this.sampler));
     this.prewarm();
     this.logPorts();
@@ -136,6 +143,8 @@ export class Daemon {
   async stop(): Promise<void> {
     this.sampler?.stop();
     this.stopDomains();
+    if (this.assumptionsTimer) clearInterval(this.assumptionsTimer);
+    this.measurement?.dcb?.close();
     this.reader?.close();
     this.measurement?.inventory.close();
     for (const s of this.measurement?.sources ?? []) s.close();
@@ -151,7 +160,7 @@ export class Daemon {
     const rdmaNote = this.sampler && this.sampler.ports.size === 0
       ? `No RDMA port was found (${this.opts.sysfsRoot}/class/infiniband is empty or missing): serving predictions only; no measured rates.`
       : undefined;
-    return { config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote };
+    return { config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote, assumptions: this.assumptions?.byPort };
   }
 
   private apply(config: Config, planner = new Planner(config)): void {
@@ -214,11 +223,24 @@ export class Daemon {
   /** One sampling tick now (tests with a manual clock). */
   async sampleNow(): Promise<void> {
     await Promise.all([this.sampler?.tick(), this.tickDomains()]);
+    await this.refreshAssumptions();
   }
 
   /** Resolves when no sampling tick is running or queued (tests scrape after their ticks). */
   async settled(): Promise<void> {
     await Promise.all([this.sampler?.idle(), this.domainTick]);
+  }
+
+  private async startAssumptions(): Promise<void> {
+    this.assumptions = new HostAssumptions(this.opts.sysfsRoot, this.measurement.dcb);
+    await this.refreshAssumptions();
+    if (this.opts.manualClock) return;
+    this.assumptionsTimer = setInterval(() => void this.refreshAssumptions(), ASSUMPTIONS_REFRESH_MS);
+    this.assumptionsTimer.unref();
+  }
+
+  private async refreshAssumptions(): Promise<void> {
+    this.assumptions?.refresh([...(this.sampler?.ports.values() ?? [])].map((p) => p.attrs));
   }
 
   /** MXL domains are followed on the sampling interval; discovered flows join the plan. */

@@ -12,6 +12,7 @@ import { familyHeader, formatLabels, formatSamples, type Labels, type Sample } f
 import { type GzipPiece, gzipPiece, gzipStream } from './gzip.js';
 import type { SampledCounter } from '../sampler/sampler.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
+import { FABRIC_HEALTH_FAMILIES } from './fabric-health.js';
 
 export const PREFIX = 'mxl_fabric_';
 const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
@@ -307,6 +308,7 @@ const FAMILIES: Family[] = [
         : ACK_LAYERS.map((layer) => ({ labels: { ...labels, layer }, value: toNumber(p.reverse.bytesPerSecond[layer]) }));
     })),
   ]),
+  ...FABRIC_HEALTH_FAMILIES.map(([name, help, type, read]): Family => [name, help, type, 'tick', (views, state) => read(views, state)]),
 ];
 
 function firstPer<T>(items: readonly T[], key: (t: T) => string): T[] {

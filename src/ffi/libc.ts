@@ -5,6 +5,7 @@
  * binary, or a host that never asks for native sources, pays nothing and cannot crash at
  * import time. koffi 3 passes pointers as BigInt and Buffers as pointers to their bytes.
  */
+import { endianness } from 'node:os';
 import { createRequire } from 'node:module';
 
 export type Koffi = typeof import('koffi').default;
@@ -65,6 +66,12 @@ export interface Libc {
   close(fd: number): number;
   /** Name of an interface index in this network namespace, or undefined. */
   ifIndexToName(ifindex: number): string | undefined;
+  /**
+   * ioctl(fd, request, buf) on native memory that stays put while the kernel uses it: `buf` is
+   * copied there and back. `pointer` first stores the native address of buf[to] at buf[at]
+   * (struct ifreq's ifr_data pointing at the command that follows it). The result, or -errno.
+   */
+  ioctlBuffer(fd: number, request: number, buf: Uint8Array, pointer?: { readonly at: number; readonly to: number }): number;
   /** errno left by the last call through koffi. */
   errno(): number;
 }
@@ -95,6 +102,7 @@ function bindLibc(koffi: Koffi, lib: KoffiLibrary): Libc {
   const connect = fn('int connect(int fd, void *addr, uint32_t addrlen)');
   const close = fn('int close(int fd)');
   const ifIndexToName = fn('void *if_indextoname(uint32_t ifindex, void *name)');
+  const ioctl = fn('int ioctl(int fd, unsigned long request, ...)');
   return {
     socket: (d, t, p) => asInt(socket(d, t, p), 'socket'),
     bind: (fd, addr) => asInt(bind(fd, addr, addr.length), 'bind'),
@@ -111,6 +119,23 @@ function bindLibc(koffi: Koffi, lib: KoffiLibrary): Libc {
       if (asPointer(ifIndexToName(ifindex, name), 'if_indextoname') === null) return undefined;
       const nul = name.indexOf(0);
       return name.subarray(0, nul < 0 ? name.length : nul).toString('utf8');
+    },
+    ioctlBuffer: (fd, request, buf, pointer) => {
+      const mem = koffi.alloc('uint8_t', Math.max(buf.length, 8));
+      try {
+        const native = new Uint8Array(koffi.view(mem, buf.length));
+        native.set(buf);
+        if (pointer) {
+          const at = new DataView(native.buffer, native.byteOffset + pointer.at, 8);
+          at.setBigUint64(0, koffi.address(mem) + BigInt(pointer.to), endianness() === 'LE');
+        }
+        const rc = asInt(ioctl(fd, request, 'void *', mem), 'ioctl');
+        if (rc < 0) return -(koffi.errno() || 5); // EIO: a failure without an errno
+        buf.set(native);
+        return rc;
+      } finally {
+        koffi.free(mem);
+      }
     },
     errno: () => koffi.errno(),
   };

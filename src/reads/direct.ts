@@ -72,8 +72,7 @@ function runOp(op: Op, out: Buffer, at: number): Done {
       case 'netlinkTransact':
         return netlinkTransactDirect(op.fd, op.bytes, out, at, op.max);
       case 'ioctl':
-        // Pointer arguments need memory that stays put; only the native reader has it.
-        return { status: -38, len: 0 }; // ENOSYS
+        return ioctlDirect(op, out, at);
     }
   } catch (e) {
     return failed(e);
@@ -141,6 +140,19 @@ function netlinkTransactDirect(fd: number, req: Uint8Array, out: Buffer, at: num
   }
   return { status: -71, len }; // EPROTO
 }
+
+/** The native op's logic (op MFR_IOCTL): the argument copied into the output, the ioctl on it. */
+function ioctlDirect(op: Extract<Op, { kind: 'ioctl' }>, out: Buffer, at: number): Done {
+  const buf = out.subarray(at, at + op.max);
+  buf.set(op.arg.subarray(0, op.max));
+  if (op.pointer && !pointerFits(op.pointer, op.max)) return { status: -22, len: 0 }; // EINVAL
+  const status = loadLibc().ioctlBuffer(op.fd, op.request, buf, op.pointer);
+  return { status, len: status < 0 ? 0 : op.max };
+}
+
+/** A pointer fixup stays inside the op's buffer: 8 bytes at `at`, a target at or before its end. */
+export const pointerFits = (p: { readonly at: number; readonly to: number }, max: number): boolean =>
+  p.at + 8 <= max && p.to <= max;
 
 function recvDirect(fd: number, out: Buffer, at: number, max: number): Done {
   const libc = loadLibc();

@@ -341,7 +341,7 @@ export class Sampler {
     this.reader.forget(portKey(p.ref));
   }
 
-  /** Applies one set's outcome; true when the set's files were re-created and must be reopened. */
+  /** Applies one set's outcome; true when the set's files were re-created (or its list changed) and must be reopened. */
   private applySet(port: SampledPort, set: PortCounterSet, o: Outcome<SetRead>, now: number): boolean {
     const window = this.opts.windowMs * 1e6;
     if (o.kind === 'deferred') return false; // the series keep their window until the next tick
@@ -363,7 +363,7 @@ export class Sampler {
       silent = o.kind !== 'failed';
     }
     for (let i = 0; i < series.length; i++) this.update(port, set.kind, series[i]!, values[i]!, now, window, counted, silent);
-    return o.kind === 'done' && o.value.kind === 'gone' && o.value.reason === 'recreated';
+    return o.kind === 'done' && o.value.kind === 'gone' && o.value.reason !== 'vanished';
   }
 
   private update(port: SampledPort, source: CounterSourceKind, s: CounterSeries, v: CounterValue, now: number, window: number, counted: boolean, silent: boolean): void {

@@ -16,7 +16,7 @@ import type { Layer } from '../model/bandwidth.js';
 export type { Layer };
 
 /** Where a counter value comes from, most preferred first. */
-export type CounterSourceKind = 'netlink' | 'sysfs_counters' | 'sysfs_hw_counters' | 'netdev';
+export type CounterSourceKind = 'netlink' | 'sysfs_counters' | 'sysfs_hw_counters' | 'netdev' | 'ethtool';
 
 export interface PortRef {
   readonly device: string;
@@ -108,7 +108,9 @@ export type SetRead =
   /** `values[i]` is the read of `counters[i]`; the list may differ from the last read (netlink). */
   | { readonly kind: 'values'; readonly counters: readonly CounterSpec[]; readonly values: readonly CounterValue[] }
   /** The set's directory vanished, or was re-created (driver reload): its descriptors are stale. */
-  | { readonly kind: 'gone'; readonly reason: 'vanished' | 'recreated'; readonly dir: string };
+  | { readonly kind: 'gone'; readonly reason: 'vanished' | 'recreated'; readonly dir: string }
+  /** The driver's list of counters changed under the set (ethtool: channels added): reopen it. */
+  | { readonly kind: 'gone'; readonly reason: 'changed'; readonly what: string };
 
 /** One source's open counters for one port. */
 export interface PortCounterSet {
@@ -135,7 +137,8 @@ export interface CounterSource {
 
 /** The values of a read that found its set gone, as people read them. */
 export function goneValues(read: Extract<SetRead, { kind: 'gone' }>, count: number): CounterValue[] {
-  const error = read.reason === 'vanished' ? `ENOENT: ${read.dir} vanished` : `ESTALE: ${read.dir} was re-created; reopened`;
+  const error = read.reason === 'changed' ? `ESTALE: ${read.what}; reopen`
+    : read.reason === 'vanished' ? `ENOENT: ${read.dir} vanished` : `ESTALE: ${read.dir} was re-created; reopened`;
   return Array.from({ length: count }, () => ({ ok: false, error }));
 }
 
