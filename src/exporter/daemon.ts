@@ -239,8 +239,10 @@ export class Daemon {
     this.assumptionsTimer.unref();
   }
 
+  /** On the daemon's one reader: a DCB or sysfs read that hangs costs a timeout, not the event loop. */
   private async refreshAssumptions(): Promise<void> {
-    this.assumptions?.refresh([...(this.sampler?.ports.values() ?? [])].map((p) => p.attrs));
+    if (!this.assumptions || !this.reader) return;
+    await this.assumptions.refresh([...(this.sampler?.ports.values() ?? [])].map((p) => p.attrs), this.reader);
   }
 
   /** MXL domains are followed on the sampling interval; discovered flows join the plan. */

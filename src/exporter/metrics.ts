@@ -91,7 +91,7 @@ export class Metrics {
     let views: readonly PortView[] | undefined;
     const viewsNow = (): readonly PortView[] => (views ??= buildView(state));
     const planKey = [state.planner, state.planner.version];
-    const tickKey = [...planKey, state.sampler, state.sampler?.ticks, state.domains, state.domains?.ticks];
+    const tickKey = [...planKey, state.sampler, state.sampler?.ticks, state.domains, state.domains?.ticks, state.assumptions];
     const plan = sameKey(this.planText?.key, planKey)
       ? this.planText!
       : { key: planKey, body: this.formatText('plan', viewsNow(), state, []) };

@@ -1,5 +1,7 @@
 /**
- * Reads a netdev's PFC configuration over DCB netlink (read-only: RTM_GETDCB only).
+ * Reads a netdev's PFC configuration over DCB netlink (read-only: RTM_GETDCB only), as a read
+ * program: the daemon runs it on the bounded reader (src/reads: one netlinkTransact op), `check`
+ * and tests here and now.
  *
  * The answer is "unknown" (never an error for the caller) when the kernel or the netdev has no
  * DCB: veth, virtio_net and most software devices answer EOPNOTSUPP; a netdev that vanished
@@ -8,7 +10,8 @@
 import { ERRNO } from '../netlink/constants.js';
 import { NetlinkDecodeError } from '../netlink/codec.js';
 import { NetlinkRequestError, RdmaNetlinkSocket, errnoName } from '../netlink/socket.js';
-import type { NetlinkTransport } from '../netlink/source.js';
+import { type NetlinkTransport, requestOf } from '../netlink/source.js';
+import { type ReadProgram, runSync } from '../../reads/program.js';
 import { NETLINK_ROUTE } from './constants.js';
 import { buildIeeeGetRequest, decodeIeeeGetReply, pfcEnabledPriorities } from './codec.js';
 
@@ -25,6 +28,8 @@ export type PfcState =
   | { readonly known: false; readonly netdev: string | undefined; readonly reason: string };
 
 export interface DcbReader {
+  pfcReads(ifname: string): ReadProgram<PfcState>;
+  /** pfcReads() here and now. */
   readPfc(ifname: string): PfcState;
   close(): void;
 }
@@ -39,9 +44,13 @@ export class DcbNetlinkReader implements DcbReader {
   }
 
   readPfc(ifname: string): PfcState {
+    return runSync(this.pfcReads(ifname));
+  }
+
+  *pfcReads(ifname: string): ReadProgram<PfcState> {
     const seq = this.transport.nextSeq();
     try {
-      const answer = this.transport.request(`RTM_GETDCB DCB_CMD_IEEE_GET ${ifname}`, buildIeeeGetRequest(seq, ifname), seq);
+      const answer = yield* requestOf(this.transport, `RTM_GETDCB DCB_CMD_IEEE_GET ${ifname}`, buildIeeeGetRequest(seq, ifname), seq);
       const first = answer.messages[0];
       if (first === undefined) return { known: false, netdev: ifname, reason: 'the kernel sent no DCB answer' };
       const reply = decodeIeeeGetReply(first);

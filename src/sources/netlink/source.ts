@@ -38,7 +38,7 @@ export interface NetlinkTransport {
 }
 
 /** The transport's request as a read program; throws NetlinkRequestError where request() would. */
-function* requestOf(t: NetlinkTransport, what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer> {
+export function* requestOf(t: NetlinkTransport, what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer> {
   if (t.requestReads) return yield* t.requestReads(what, bytes, seq);
   return t.request(what, bytes, seq);
 }
