@@ -178,7 +178,10 @@ export class Daemon {
   }
 
   private tickDomains(): void {
-    if (this.domains?.tick(this.config.sampling.windowMs)) this.planner.setDiscovered(this.domains.bindings());
+    const { windowMs, intervalMs } = this.config.sampling;
+    if (this.domains?.tick({ windowNs: BigInt(windowMs) * 1_000_000n, intervalNs: BigInt(intervalMs) * 1_000_000n })) {
+      this.planner.setDiscovered(this.domains.bindings());
+    }
   }
 
   private stopDomains(): void {
