@@ -181,7 +181,7 @@ const FAMILIES: Family[] = [
       const cap = v.plan?.capacityBytesPerSecond ?? (v.sampled?.attrs.rateBitsPerSecond !== undefined ? v.sampled.attrs.rateBitsPerSecond / 8 : undefined);
       return cap !== undefined ? [{ labels: portLabels(v), value: cap }] : [];
     })],
-  ['port_predicted_utilization_ratio', 'Predicted wire bytes per second / capacity, per direction.', 'gauge', 'plan', (views) =>
+  ['port_predicted_utilization_ratio', 'Provisioned wire bytes per second (every flow bound there) / capacity, per direction.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       const cap = v.plan?.capacityBytesPerSecond;
