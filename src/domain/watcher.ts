@@ -112,8 +112,12 @@ export class DomainFlow {
       this.info = decodeFlowInfo(this.buf.subarray(0, n));
       this.headerError = undefined;
       this.samples++;
-      this.headIndex.update(now, { ok: true, value: this.info.headIndex });
-      this.headIndex.trim(now, timing.windowNs);
+      // Until the first commit a flow's headIndex is 0 (MXL FlowManager initFlowRuntimeInfo); the
+      // first commit jumps to a TAI-aligned index, which is not grains: the rate starts there.
+      if (this.info.headIndex !== 0n) {
+        this.headIndex.update(now, { ok: true, value: this.info.headIndex });
+        this.headIndex.trim(now, timing.windowNs);
+      }
       if (this.lastHead !== undefined && this.info.headIndex !== this.lastHead) this.headChangedNs = now;
       this.lastHead = this.info.headIndex;
       this.writerActive = probe?.writerHoldsLock(this.fd);
@@ -141,7 +145,8 @@ export class DomainFlow {
       headerOk: info !== undefined,
       writer: this.writerActive,
       sinceHeadChangeNs: this.headChangedNs === undefined ? undefined : now - this.headChangedNs,
-      sinceLastWriteNs: discrete && info && info.lastWriteTime > 0n ? clock.taiNs() - info.lastWriteTime : undefined,
+      // MXL stamps lastWriteTime when it creates a flow too: it means a write only once headIndex moved off 0
+      sinceLastWriteNs: discrete && info && info.headIndex !== 0n && info.lastWriteTime > 0n ? clock.taiNs() - info.lastWriteTime : undefined,
       sinceFirstSeenNs: now - this.firstSeenNs!,
       samples: this.samples,
       stallAfterNs: stallAfterNs(intervalNs, grain),

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { SysfsFixture } from '../fixtures/sysfs.js';
-import { addFlow, commit } from '../domain/mxl-domain.js';
+import { addFlow, commit } from '../domain/mxl-domain.mjs';
 import { loadPosix } from '../../src/ffi/posix.js';
 import { ROOT, freePort, tool } from './tools.js';
 

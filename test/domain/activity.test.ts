@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { type FlowObservation, flowState, lastWriteAgeNs, stallAfterNs } from '../../src/domain/activity.js';
 import { DomainWatcher, type DomainClock } from '../../src/domain/watcher.js';
 import { rational } from '../../src/model/index.js';
-import { addFlow, commit, makeDomain } from './mxl-domain.js';
+import { addFlow, commit, makeDomain } from './mxl-domain.mjs';
 
 const S = 1_000_000_000n;
 const base: FlowObservation = {
@@ -142,6 +142,24 @@ describe('DomainWatcher: the transitions on a real domain folder', () => {
     writer.held = false;
     step(); step(); step();
     expect(w.get(VIDEO.id)!.state).toBe('absent');
+  });
+
+  it('a flow MXL just created (headIndex 0, lastWriteTime = creation) is not live until its first commit, and that commit is no rate', () => {
+    const { domain, w, step, now } = setup({ held: true });
+    const dir = addFlow(domain, VIDEO, { id: VIDEO.id, format: 1, rate: [30000n, 1001n], grainCount: 3, headIndex: 0n, lastWriteTime: now() });
+    step();
+    expect(w.get(VIDEO.id)!.state).toBe('unknown');
+    step();
+    expect(w.get(VIDEO.id)!.state).toBe('stalled'); // the writer holds it and waits (a fabrics target before the first grain)
+    const tai = 1_796_095_808_000_000_000n; // MXL's indices count from the TAI epoch
+    const first = (tai * 30000n) / (1001n * S);
+    commit(dir, first, now());
+    step();
+    expect(w.get(VIDEO.id)!.state).toBe('live');
+    expect(w.get(VIDEO.id)!.headIndex.rate()).toBeUndefined();
+    commit(dir, first + 30n, now());
+    step();
+    expect(w.get(VIDEO.id)!.headIndex.rate()).toBe(30);
   });
 
   it('a domain that cannot be listed has no flows and says why', () => {

@@ -2,11 +2,11 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { one, series, startDaemon, FLOWS, type Running } from '../exporter/harness.js';
-import { addFlow, commit, makeDomain } from './mxl-domain.js';
+import { addFlow, commit, makeDomain } from './mxl-domain.mjs';
 import { Writer } from './writer-process.js';
 import { loadPosix } from '../../src/ffi/posix.js';
 import { decodeFlowInfo } from '../../src/domain/flowinfo.js';
-import { flowHeader } from './mxl-domain.js';
+import { flowHeader } from './mxl-domain.mjs';
 
 const flowJson = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(FLOWS, name), 'utf8')) as Record<string, unknown>;
 const VIDEO = flowJson('v210_1080p2997.json'); // "Camera 1 video", 30000/1001
@@ -37,7 +37,7 @@ describe('MXL domain discovery', () => {
     const domain = makeDomain();
     const t0 = tai();
     const video = addFlow(domain, VIDEO, { id: VIDEO.id as string, format: 1, rate: [30000n, 1001n], grainCount: 3, headIndex: 1000n, lastWriteTime: t0 });
-    const audio = addFlow(domain, AUDIO, { id: AUDIO.id as string, format: 2, rate: [48000n, 1n], channelCount: 2, headIndex: 0n, lastWriteTime: t0 - 5_000_000_000n });
+    const audio = addFlow(domain, AUDIO, { id: AUDIO.id as string, format: 2, rate: [48000n, 1n], channelCount: 2, headIndex: 480_000n, lastWriteTime: t0 - 5_000_000_000n });
     addFlow(domain, OTHER, { id: OTHER.id, format: 3, rate: [60n, 1n], grainCount: 2 });
     addFlow(domain, '{ "id": "0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d43", "label": ', { id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d43', format: 3, rate: [60n, 1n] });
     mkdirSync(join(domain, '.mxl-tmp-unfinished'));
@@ -61,7 +61,7 @@ domains:
 
     // One second of writes: 30 video grains, 48,000 audio samples (100 grains of 10 ms).
     expect(await writer.advance(30, tai())).toBe('ok 1030');
-    commit(audio, 48_000n, t0 - 5_000_000_000n);
+    commit(audio, 528_000n, t0 - 5_000_000_000n);
     run.tick(1);
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_flow_measured_grains_per_second', { flow_id: VIDEO.id as string })).toBe(30);

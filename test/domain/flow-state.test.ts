@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLOWS, one, series, startDaemon, type Running } from '../exporter/harness.js';
 import { loadPosix } from '../../src/ffi/posix.js';
-import { addFlow, commit, makeDomain, type HeaderFields } from './mxl-domain.js';
+import { addFlow, commit, makeDomain, type HeaderFields } from './mxl-domain.mjs';
 import { Writer } from './writer-process.js';
 
 const flowJson = (name: string): Record<string, unknown> & { id: string } => JSON.parse(readFileSync(join(FLOWS, name), 'utf8')) as Record<string, unknown> & { id: string };
@@ -139,8 +139,9 @@ domains:
     for (const s of flows) stopFlow(s);
     for (let i = 0; i < 5; i++) port.second(0, 0, flows);
     let m = await run.scrape();
-    expect(one(m, 'mxl_fabric_port_idle', TX)).toBe(1);
+    expect(one(m, 'mxl_fabric_port_drift_ratio', { ...TX, quantity: 'bytes' })).toBeUndefined(); // not -1
     expect(series(m, 'mxl_fabric_port_drift_ratio', TX).size).toBe(0);
+    expect(one(m, 'mxl_fabric_port_idle', TX)).toBe(1);
     expect(one(m, 'mxl_fabric_port_predicted_packets_per_second', TX)).toBe(0);
     expect(one(m, 'mxl_fabric_port_unexplained_bytes_per_second', { ...TX, layer: 'l2' })).toBe(0);
     for (const s of flows) expect(one(m, 'mxl_fabric_flow_live', flowLabels(s.def.id))).toBe(0);
@@ -160,8 +161,8 @@ describe('the receive side: the fabrics target re-creates the flow in its own do
     const rx = makeDomain();
     const video = sims()[0]!;
     startFlow(tx, video);
-    // The target holds its copy open as a writer (mxlCreateFlowWriter) and waits for grains.
-    const target = addFlow(rx, VIDEO, { ...video.header, headIndex: 0n, lastWriteTime: tai() - 60_000_000_000n });
+    // The target holds its copy open as a writer (mxlCreateFlowWriter); its last grain came a minute ago.
+    const target = addFlow(rx, VIDEO, { ...video.header, headIndex: 1000n, lastWriteTime: tai() - 60_000_000_000n });
     writer = await Writer.start(join(target, 'data'));
     run = await startDaemon('rxe_6_1', `
 sampling: { interval: 1s, window: 4s }
