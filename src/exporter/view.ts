@@ -2,11 +2,10 @@
 import type { Config } from '../config/types.js';
 import type { DomainMonitor } from '../domain/monitor.js';
 import { measureFlow, type FlowMeasurement } from '../domain/measure.js';
-import type { FlowState } from '../domain/activity.js';
 import { type Culprit, type FlowStatus, countedTotals, flowStatuses, likelyCulprits } from '../predictions/expected.js';
 import type { DirectionTotals, Planner, PortPlan } from '../predictions/plan.js';
 import type { Measurement, Sampler, SampledPort } from '../sampler/sampler.js';
-import { DIRECTIONS, type Direction, type PortAttributes, type Quantity, portKey } from '../sources/types.js';
+import { DIRECTIONS, type Direction, type Layer, type PortAttributes, type Quantity, portKey } from '../sources/types.js';
 
 export interface Drift {
   readonly quantity: Quantity;
@@ -15,11 +14,10 @@ export interface Drift {
   readonly layer: string | undefined;
 }
 
-/** Measured - predicted bytes per second at the layer and source drift uses. */
+/** Measured - predicted bytes per second at the layer (and from the source) drift uses. */
 export interface Unexplained {
   readonly bytesPerSecond: number;
-  readonly layer: string;
-  readonly source: string;
+  readonly layer: Layer;
 }
 
 export interface DirectionView {
@@ -94,10 +92,10 @@ function directionView(
   if (p && totals && totals.packetsPerSecond > 0) {
     drift.push({ quantity: 'packets', ratio: p.rate / totals.packetsPerSecond - 1, source: p.source, layer: undefined });
   }
-  const unexplained = b && layer && totals ? { bytesPerSecond: b.rate - totals.bytesPerSecond[layer], layer, source: b.source } : undefined;
+  const unexplained = b && layer && totals ? { bytesPerSecond: b.rate - totals.bytesPerSecond[layer], layer } : undefined;
   const bytesDrift = drift.find((d) => d.quantity === 'bytes');
-  const culprits = unexplained && layer && bytesDrift && Math.abs(bytesDrift.ratio) > state.config.driftTolerance
-    ? likelyCulprits(flows, direction, unexplained.bytesPerSecond, layer) : [];
+  const culprits = unexplained && bytesDrift && Math.abs(bytesDrift.ratio) > state.config.driftTolerance
+    ? likelyCulprits(flows, direction, unexplained.bytesPerSecond, unexplained.layer) : [];
   return { direction, predicted: totals, idle, bytes, packets, drift, unexplained, culprits };
 }
 
@@ -108,7 +106,6 @@ export interface FlowMeasurementView {
   readonly writerActive: boolean | undefined;
   readonly lastWriteAgeSeconds: number | undefined;
   readonly definitionValid: boolean;
-  readonly state: FlowState;
 }
 
 /**
@@ -128,7 +125,6 @@ export function flowMeasurements(state: ExporterState): FlowMeasurementView[] {
       writerActive: f.writerActive,
       lastWriteAgeSeconds: f.lastWriteAgeSeconds,
       definitionValid: def !== undefined,
-      state: f.state,
     };
   });
 }
