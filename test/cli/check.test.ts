@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { runCheck } from '../../src/cli/check.js';
 import { writeConfig } from '../exporter/harness.js';
 import { FIXTURES_DIR, SysfsFixture } from '../fixtures/sysfs.js';
-import { addFlow, makeDomain } from '../domain/mxl-domain.js';
+import { addFlow, makeDomain } from '../domain/mxl-domain.mjs';
 
 function check(...argv: string[]): { code: number; out: string; err: string } {
   let out = '';

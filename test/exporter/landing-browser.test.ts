@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startDaemon, type Running } from './harness.js';
 import { tool, ROOT } from '../deploy/tools.js';
-import { addFlow, commit, makeDomain } from '../domain/mxl-domain.js';
+import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 
 const browserBin = tool('chromium', 'chromium');
 
