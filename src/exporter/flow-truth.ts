@@ -33,18 +33,19 @@ export const FLOW_TRUTH_FAMILIES: Family[] = [
       labels: { ...portLabels(v), direction: d.direction, rank: String(c.rank), flow_id: c.binding.flow.id, label: c.binding.flow.label },
       value: c.bytesPerSecond,
     }))))],
-  ['flow_expected', 'Whether a flow binding must be on the wire (1: expect always); the expect label says always, when_live or never.', 'gauge', 'plan', (views) =>
-    views.flatMap((v) => v.flows.map((f) => ({
+  // flow_expected and flow_state only for bindings a domain covers: elsewhere the state is unknown
+  // by definition, and a 1,000-flow host without domains would send 2,000 lines of it per scrape.
+  ['flow_expected', 'Whether a flow binding an MXL domain covers must be on the wire (1: expect always); the expect label says always, when_live or never.', 'gauge', 'plan', (views) =>
+    views.flatMap((v) => v.flows.filter((f) => f.covered).map((f) => ({
       labels: { ...bindingLabels(v, f.binding.flow.id, f.binding.direction), expect: f.expect }, value: f.expect === 'always' ? 1 : 0,
     })))],
   ['flow_live', 'Whether an MXL domain shows the flow binding live (1) or not (0: stalled or absent); absent when its state is unknown.', 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.flows.flatMap((f) => f.state === 'unknown' ? [] : [{
       labels: bindingLabels(v, f.binding.flow.id, f.binding.direction), value: f.state === 'live' ? 1 : 0,
     }]))],
-  // One series per binding, for its current state only: four per binding (0/1 for each state)
-  // would add 4,000 lines to every scrape of a 1,000-flow host for three zeros each.
-  ['flow_state', 'The flow binding\'s state from MXL domain evidence (live, stalled, absent, unknown), in the state label; always 1.', 'gauge', 'tick', (views) =>
-    views.flatMap((v) => v.flows.map((f) => ({
+  // One series per binding, for its current state only (not 0/1 for each of the four).
+  ['flow_state', 'The state of a flow binding an MXL domain covers (live, stalled, absent, unknown), in the state label; always 1.', 'gauge', 'tick', (views) =>
+    views.flatMap((v) => v.flows.filter((f) => f.covered).map((f) => ({
       labels: { ...bindingLabels(v, f.binding.flow.id, f.binding.direction), state: f.state }, value: 1,
     })))],
   ['domain_up', 'Whether a configured MXL domain folder can be read (0: see the log for the reason).', 'gauge', 'tick', (_views, state) =>
