@@ -18,6 +18,7 @@ import { type CommandShape, type FlagSpec, commandFlags, str, UsageError } from 
 import { type DomainSummary, type Finding, runPortChecks } from './checks.js';
 import type { Io } from './io.js';
 import { samplePortsOnce } from './ports.js';
+import { assumptionsOnce } from '../health/check.js';
 import { DEFAULT_CONFIG, checkConfigFile } from './serve.js';
 
 export type { Finding, Verdict } from './checks.js';
@@ -34,8 +35,9 @@ const SHAPE: CommandShape = {
   usage: 'check [flags]',
   summary: `Validates a config and checks each of its ports before a show: present, ACTIVE, RoCE v2 GID,
 link rate against the configured capacity, IB MTU and netdev MTU against the model, MXL domain
-flows found, and the predicted wire rate within headroom of capacity.
-Exit status: 0 ok, 1 a check failed, 2 invalid config or flags.`,
+flows found, the predicted wire rate within headroom of capacity, and the host assumptions
+(PFC, ECN, VLAN: these warn, never fail).
+Exit status: 0 ok or only warnings, 1 a check failed, 2 invalid config or flags.`,
   flags: FLAGS,
 };
 
@@ -60,17 +62,20 @@ export function runCheck(argv: string[], io: Io): number {
   }
   const sysfsRoot = str(flags, 'path.sysfs')!;
   const units = str(flags, 'units') as RateUnits;
-  const hostPorts = samplePortsOnce(sysfsRoot).ports.map((p) => p.attrs);
+  const sampled = samplePortsOnce(sysfsRoot).ports;
+  const hostPorts = sampled.map((p) => p.attrs);
   const byKey = new Map(hostPorts.map((a) => [portKey(a), a]));
+  const samples = new Map(sampled.map((p) => [portKey(p.ref), p]));
+  const assumptions = assumptionsOnce(sysfsRoot, sampled);
   const { summaries, bindings } = lookAtDomains(config);
   const planner = new Planner(config);
   if (bindings.length) planner.setDiscovered(bindings);
   const plans = planner.plans((device, port) => byKey.get(portKey({ device, port })));
-  const report: PortReport[] = plans.map((plan) => ({
-    device: plan.port.device,
-    port: plan.port.port,
-    findings: runPortChecks({ plan, attrs: byKey.get(portKey(plan.port)), hostPorts, sysfsRoot, domains: summaries, units }),
-  }));
+  const report: PortReport[] = plans.map((plan) => {
+    const key = portKey(plan.port);
+    const context = { plan, attrs: byKey.get(key), sample: samples.get(key), assumptions: assumptions.get(key), hostPorts, sysfsRoot, domains: summaries, units };
+    return { device: plan.port.device, port: plan.port.port, findings: runPortChecks(context) };
+  });
   const failed = report.some((r) => r.findings.some((f) => f.verdict === 'fail'));
   const flowCount = planner.allBindings().length;
   if (str(flags, 'output') === 'json') {

@@ -2,7 +2,8 @@
  * The pre-show checks of `check`, one small named check per concern. Each looks at one port as
  * the host has it (attributes, netdev MTU, the ports there are) against its plan (the config's
  * flows and the flows found in MXL domains, predicted by the model) and says ok, fail or
- * unknown. One more check is one more entry in PORT_CHECKS.
+ * unknown; the host-assumption checks (pfc, ecn, vlan: src/health/check.ts) say warn instead of
+ * failing. One more check is one more entry in PORT_CHECKS.
  */
 import * as path from 'node:path';
 import { IB_MTUS, l3Mtu, payloadPerPacket } from '../model/index.js';
@@ -13,8 +14,12 @@ import { detectDriver } from '../sources/sysfs/driver.js';
 import { netdevDir, readText } from '../sources/sysfs/paths.js';
 import { roceActiveMtu, type RoceMtuRule } from '../sources/sysfs/parse.js';
 import { formatDataRate, type RateUnits } from '../input/units.js';
+import type { SampledPort } from '../sampler/sampler.js';
+import type { PortAssumptions } from '../health/assumptions.js';
+import { ecnFinding, pfcFinding, vlanFinding } from '../health/check.js';
 
-export type Verdict = 'ok' | 'fail' | 'unknown';
+/** `warn` is reported but does not fail provisioning (host assumptions, README "Fabric health"). */
+export type Verdict = 'ok' | 'warn' | 'fail' | 'unknown';
 
 export interface Finding {
   readonly check: string;
@@ -38,6 +43,10 @@ export interface PortContext {
   readonly plan: PortPlan;
   /** Undefined: the host has no such port. */
   readonly attrs: PortAttributes | undefined;
+  /** The port's one sample (its counters); undefined when the host has no such port. */
+  readonly sample: SampledPort | undefined;
+  /** VLAN and PFC of the port's netdev (src/health/assumptions.ts); undefined when the host has no such port. */
+  readonly assumptions: PortAssumptions | undefined;
   /** Every port the host has, for "did you mean". */
   readonly hostPorts: readonly PortAttributes[];
   readonly sysfsRoot: string;
@@ -190,8 +199,26 @@ const domainFlows: PortCheck = {
     }),
 };
 
+/** PFC on some priority of the RoCE netdev, where DCB netlink answers. */
+const pfc: PortCheck = {
+  name: 'pfc',
+  run: ({ assumptions }) => (assumptions ? [pfcFinding(assumptions)] : []),
+};
+
+/** CNPs handled, not only ignored: the adapter reacts to ECN marks. */
+const ecn: PortCheck = {
+  name: 'ecn',
+  run: ({ sample }) => (sample ? [ecnFinding(sample)] : []),
+};
+
+/** An 802.1Q netdev needs the profile's l2HeaderBytes to count the tag, and only then. */
+const vlan: PortCheck = {
+  name: 'vlan',
+  run: ({ plan, assumptions }) => (assumptions ? [vlanFinding(assumptions, plan.port.provider.l2HeaderBytes)] : []),
+};
+
 /** In report order. */
-export const PORT_CHECKS: readonly PortCheck[] = [present, state, gidType, linkRate, ibMtu, netdevMtu, domainFlows, capacity];
+export const PORT_CHECKS: readonly PortCheck[] = [present, state, gidType, linkRate, ibMtu, netdevMtu, domainFlows, capacity, pfc, ecn, vlan];
 
 export function runPortChecks(ctx: PortContext, checks: readonly PortCheck[] = PORT_CHECKS): Finding[] {
   return checks.flatMap((c) => c.run(ctx));

@@ -19,6 +19,7 @@ export function samplePortsOnce(sysfsRoot: string): { ports: SampledPort[]; note
   sampler.stop();
   m.inventory.close();
   for (const s of m.sources) s.close();
+  m.dcb?.close();
   return { ports, notes: m.notes };
 }
 

@@ -18,6 +18,10 @@ import { landingPage } from './landing.js';
 import { buildView, flowMeasurements, type ExporterState } from './view.js';
 import { DomainMonitor } from '../domain/monitor.js';
 import { loadPosix, type Posix } from '../ffi/posix.js';
+import { HostAssumptions } from '../health/assumptions.js';
+
+/** Host assumptions (VLAN, PFC) change with configuration, not traffic: read them this often. */
+const ASSUMPTIONS_REFRESH_MS = 30_000;
 
 export interface DaemonOptions {
   readonly configFile: string;
@@ -41,6 +45,8 @@ export class Daemon {
   private sampler: Sampler | undefined;
   private domains: DomainMonitor | undefined;
   private domainTimer: NodeJS.Timeout | undefined;
+  private assumptions: HostAssumptions | undefined;
+  private assumptionsTimer: NodeJS.Timeout | undefined;
   private server: Server | undefined;
   private measurement!: Measurement;
   private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
@@ -58,6 +64,7 @@ export class Daemon {
     for (const note of this.measurement.notes) this.opts.log.info(note);
     this.startSampler();
     this.startDomains();
+    this.startAssumptions();
     this.logPorts();
     const app = buildApp({
       telemetryPath: this.opts.telemetryPath,
@@ -104,6 +111,8 @@ export class Daemon {
   async stop(): Promise<void> {
     this.sampler?.stop();
     this.stopDomains();
+    if (this.assumptionsTimer) clearInterval(this.assumptionsTimer);
+    this.measurement?.dcb?.close();
     this.measurement?.inventory.close();
     for (const s of this.measurement?.sources ?? []) s.close();
     const server = this.server;
@@ -118,7 +127,7 @@ export class Daemon {
     const rdmaNote = this.sampler && this.sampler.ports.size === 0
       ? `No RDMA port was found (${this.opts.sysfsRoot}/class/infiniband is empty or missing): serving predictions only; no measured rates.`
       : undefined;
-    return { config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote };
+    return { config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote, assumptions: this.assumptions?.byPort };
   }
 
   private apply(config: Config): void {
@@ -158,6 +167,19 @@ export class Daemon {
   sampleNow(): void {
     this.sampler?.tick();
     this.tickDomains();
+    this.refreshAssumptions();
+  }
+
+  private startAssumptions(): void {
+    this.assumptions = new HostAssumptions(this.opts.sysfsRoot, this.measurement.dcb);
+    this.refreshAssumptions();
+    if (this.opts.manualClock) return;
+    this.assumptionsTimer = setInterval(() => this.refreshAssumptions(), ASSUMPTIONS_REFRESH_MS);
+    this.assumptionsTimer.unref();
+  }
+
+  private refreshAssumptions(): void {
+    this.assumptions?.refresh([...(this.sampler?.ports.values() ?? [])].map((p) => p.attrs));
   }
 
   /** MXL domains are followed on the sampling interval; discovered flows join the plan. */

@@ -11,6 +11,7 @@ import { BUILD } from '../build-info.js';
 import { formatFamily, type Labels, type Sample } from './exposition.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
 import { FLOW_TRUTH_FAMILIES } from './flow-truth.js';
+import { FABRIC_HEALTH_FAMILIES } from './fabric-health.js';
 
 export const PREFIX = 'mxl_fabric_';
 const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
@@ -231,6 +232,7 @@ const FAMILIES: Family[] = [
     })),
   ]),
   ...FLOW_TRUTH_FAMILIES,
+  ...FABRIC_HEALTH_FAMILIES.map(([name, help, type, read]): Family => [name, help, type, 'tick', (views, state) => read(views, state)]),
 ];
 
 function firstPer<T>(items: readonly T[], key: (t: T) => string): T[] {

@@ -1,5 +1,6 @@
 /** What the exporter knows right now, per port and direction: predictions, measurements, drift. */
 import type { Config } from '../config/types.js';
+import type { PortAssumptions } from '../health/assumptions.js';
 import type { DomainMonitor } from '../domain/monitor.js';
 import { measureFlow, type FlowMeasurement } from '../domain/measure.js';
 import { type Culprit, type FlowStatus, countedTotals, flowStatuses, likelyCulprits } from '../predictions/expected.js';
@@ -51,6 +52,8 @@ export interface ExporterState {
   readonly domains: DomainMonitor | undefined;
   /** Said on / and in the log when the host shows no RDMA port. */
   readonly rdmaNote: string | undefined;
+  /** Host assumptions per port ("device/port"): VLAN, PFC (README "Fabric health"). */
+  readonly assumptions?: ReadonlyMap<string, PortAssumptions>;
 }
 
 export function attrsLookup(sampler: Sampler | undefined): (device: string, port: number) => PortAttributes | undefined {

@@ -10,12 +10,16 @@ import { NetdevSource } from './netdev.js';
 import { openVerbsInventory } from './verbs/index.js';
 import { NetlinkCounterSource } from './netlink/index.js';
 import type { CounterSource, PortInventory } from './types.js';
+import { DcbNetlinkReader, type DcbReader } from './dcb/reader.js';
+import { EthtoolCounterSource } from './ethtool/source.js';
 
 export interface Measurement {
   readonly inventory: PortInventory;
   readonly sources: readonly CounterSource[];
   /** One line each on what was chosen and why, for the log and `devices`. */
   readonly notes: readonly string[];
+  /** DCB netlink (PFC state), on the real /sys only. */
+  readonly dcb?: DcbReader;
 }
 
 export interface SelectOptions {
@@ -32,7 +36,13 @@ export function selectSources(opts: SelectOptions): Measurement {
     return { inventory: new SysfsInventory(sysfs), sources: fileSources, notes: [`${why}: reading ports and counters from sysfs only`] };
   }
   const notes: string[] = [];
-  return { inventory: chooseInventory(opts.sysfsRoot, notes), sources: [...netlinkSource(notes), ...fileSources], notes };
+  const dcb = DcbNetlinkReader.open();
+  return {
+    inventory: chooseInventory(opts.sysfsRoot, notes),
+    sources: [...netlinkSource(notes), ...fileSources, ...ethtoolSource(opts.sysfsRoot, notes)],
+    notes,
+    ...('reader' in dcb ? { dcb: dcb.reader } : {}),
+  };
 }
 
 function chooseInventory(sysfsRoot: string, notes: string[]): PortInventory {
@@ -54,5 +64,13 @@ function netlinkSource(notes: string[]): CounterSource[] {
     return [nl.source];
   }
   notes.push(`${nl.error.message}; counters from sysfs and the netdev`);
+  return [];
+}
+
+/** The netdev's ethtool statistics (PFC, pause, discards): native, so the real /sys only. */
+function ethtoolSource(sysfsRoot: string, notes: string[]): CounterSource[] {
+  const created = EthtoolCounterSource.create({ sysfsRoot });
+  if ('source' in created) return [created.source];
+  notes.push(`ethtool statistics unavailable: ${created.error}`);
   return [];
 }

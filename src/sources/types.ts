@@ -14,7 +14,7 @@ import type { Layer } from '../model/bandwidth.js';
 export type { Layer };
 
 /** Where a counter value comes from, most preferred first. */
-export type CounterSourceKind = 'netlink' | 'sysfs_counters' | 'sysfs_hw_counters' | 'netdev';
+export type CounterSourceKind = 'netlink' | 'sysfs_counters' | 'sysfs_hw_counters' | 'netdev' | 'ethtool';
 
 export interface PortRef {
   readonly device: string;

@@ -3,6 +3,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCheck } from '../../src/cli/check.js';
+import { PORT_CHECKS } from '../../src/cli/checks.js';
 import { writeConfig } from '../exporter/harness.js';
 import { FIXTURES_DIR, SysfsFixture } from '../fixtures/sysfs.js';
 import { addFlow, makeDomain } from '../domain/mxl-domain.mjs';
@@ -52,7 +53,8 @@ describe('check', () => {
     const lines = r.out.trimEnd().split('\n');
     expect(lines[0]).toMatch(/: valid, 2 flows on 1 port$/);
     expect(lines.slice(1).map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual([
-      'mlx5_0/1', 'OK present', 'OK state', 'OK gid', 'OK link-rate', 'OK ib-mtu', 'OK netdev-mtu', 'OK capacity', 'OK capacity', 'provisioning: ok',
+      'mlx5_0/1', 'OK present', 'OK state', 'OK gid', 'OK link-rate', 'OK ib-mtu', 'OK netdev-mtu', 'OK capacity', 'OK capacity',
+      'UNKNOWN pfc', 'OK ecn', 'OK vlan', 'provisioning: ok',
     ]);
   });
 
@@ -141,6 +143,33 @@ flows: [{ flow: flows/data_60.json, device: bnxt_re0, direction: tx }]
     expect(r.code).toBe(1);
     const text = check('--config.file', cfg, '--path.sysfs', sysfs('mlx5_roce'));
     expect(text.out.split('\n')[0]).toMatch(/valid, 3 flows \(2 configured, 1 found in MXL domains\) on 1 port$/);
+  });
+
+  it('pfc, ecn and vlan are one named check each, after capacity; warn is shown but exits 0', () => {
+    expect(PORT_CHECKS.map((c) => c.name).slice(-4)).toEqual(['capacity', 'pfc', 'ecn', 'vlan']);
+    fixture = SysfsFixture.copy('mlx5_roce');
+    // Every CNP received ignored, none handled: the adapter's ECN reaction point is off.
+    fixture.setCounter('mlx5_0', 1, 'hw_counters', 'rp_cnp_handled', 0);
+    fixture.setCounter('mlx5_0', 1, 'hw_counters', 'rp_cnp_ignored', 7712);
+    // A profile that counts an 802.1Q tag, on an untagged netdev.
+    const cfg = writeConfig(`providers: [{ name: rocev2_vlan, base: rdma_rocev2, l2HeaderBytes: 18 }]${MLX5('mtu: 4096, capacity: auto, provider: rocev2_vlan')}`);
+    const r = check('--config.file', cfg, '--path.sysfs', fixture.root);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/\n {2}WARN {4}ecn {8}every CNP received was ignored: the adapter's ECN reaction point \(DCQCN\) is off/);
+    expect(r.out).toMatch(/\n {2}WARN {4}vlan {7}ens1f0np0 is not a VLAN, but the profile counts l2HeaderBytes 18/);
+    expect(r.out).toMatch(/\n {2}UNKNOWN pfc {8}PFC state unknown: DCB netlink is not read with a fake --path.sysfs/);
+    expect(r.out.trimEnd().split('\n').at(-1)).toBe('provisioning: ok');
+    const report = json(check('--config.file', cfg, '--path.sysfs', fixture.root, '--output', 'json'));
+    expect(report.ok).toBe(true);
+    expect(finding(report, 'ecn')).toMatchObject({ verdict: 'warn', values: { ecnMarkedPackets: 5123456000, cnpSent: 5123455000, cnpHandled: 0, cnpIgnored: 7712 } });
+    expect(finding(report, 'vlan')).toMatchObject({ verdict: 'warn', values: { netdev: 'ens1f0np0', vlan: false, l2HeaderBytes: 18 } });
+    expect(finding(report, 'pfc')).toMatchObject({ verdict: 'unknown', values: { netdev: 'ens1f0np0' } });
+  });
+
+  it('a missing port gets no host-assumption findings: present fails, as with the other checks', () => {
+    const r = check('--config.file', writeConfig(MLX5('mtu: 4096')), '--path.sysfs', sysfs('rxe_6_1'), '--output', 'json');
+    expect(r.code).toBe(1);
+    expect(json(r).ports[0]!.findings.filter((f) => ['pfc', 'ecn', 'vlan'].includes(f.check))).toEqual([]);
   });
 
   it('exit 2: an invalid config, a missing default config, bad flags', () => {

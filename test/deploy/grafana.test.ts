@@ -70,7 +70,7 @@ describe('deploy/grafana/dashboard.json', () => {
   });
 
   it('has a per-flow table joining flow_info with the flow predictions', () => {
-    const table = dataPanels.find((p) => p.type === 'table' && (p.targets as Obj[]).some((t) => t.expr.includes('mxl_fabric_flow_info')))!;
+    const table = dataPanels.find((p) => p.type === 'table' && p.title === 'Flows and their predicted cost')!;
     expect(table).toBeDefined();
     const exprs = (table.targets as Obj[]).map((t) => t.expr as string);
     expect(exprs.some((e) => e.includes('mxl_fabric_flow_predicted_bytes_per_second'))).toBe(true);
@@ -109,5 +109,19 @@ describe('deploy/grafana/provisioning/alerting/mxl-fabric-drift.yml', () => {
       expect(r.labels.severity).toBe('warning');
       expect(r.annotations.runbook_url).toMatch(/#mxlfabricmodeldrift$/);
     }
+  });
+});
+
+describe('deploy/grafana/dashboard.json fabric-health row', () => {
+  const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'dashboard.json'), 'utf8')) as { panels: { type: string; title: string; gridPos: { y: number; h: number }; targets?: { expr: string }[] }[] };
+  it('sits right below the drift panels and covers pause, ECN/CNP, transport errors, discards and the flows on the port', () => {
+    const titles = dashboard.panels.map((p) => p.title);
+    const drift = titles.indexOf('|Drift| / tolerance');
+    expect(titles[drift + 1]).toBe('Fabric health: why a port drifts');
+    const row = dashboard.panels.slice(drift + 2, drift + 8);
+    const exprs = row.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
+    for (const family of ['port_pause_duration_seconds_total', 'port_pause_frames_total', 'port_ecn_marked_packets_total', 'port_cnp_ignored_total',
+      'port_transport_errors_total', 'port_discards_total', 'flow_info', 'port_pfc_enabled', 'port_vlan_tagged']) expect(exprs).toContain(`mxl_fabric_${family}`);
+    for (const e of exprs.split('\n')) expect(e).toContain('device=~"$device",port=~"$port"');
   });
 });

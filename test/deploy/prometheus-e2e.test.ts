@@ -108,6 +108,13 @@ function dashboardExprs(node: unknown, where = 'dashboard', out: { where: string
   return out;
 }
 
+/**
+ * Families read only on the real /sys (ethtool ioctls, DCB netlink): a fake --path.sysfs has none,
+ * so their panels must parse here but cannot return data (test/exporter/fabric-health.test.ts
+ * covers their values with injected sources).
+ */
+const NATIVE_ONLY = /mxl_fabric_port_(pause_frames|pause_duration_seconds|pfc_enabled)_?/;
+
 const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'dashboard.json'), 'utf8')) as {
   templating: { list: { name: string; type: string; query: string | { query: string } }[] };
 };
@@ -246,7 +253,7 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
         const q = substitute(expr, vars);
         const r = await query(q);
         if (r.status !== 'success') failures.push(`${name} ${where}: ${r.error}\n  ${q}`);
-        else if (r.result.length === 0) failures.push(`${name} ${where}: no data\n  ${q}`);
+        else if (r.result.length === 0 && !NATIVE_ONLY.test(q)) failures.push(`${name} ${where}: no data\n  ${q}`);
       }
     }
     expect(failures, failures.join('\n')).toEqual([]);

@@ -15,7 +15,13 @@ import { join } from 'node:path';
 import { startDaemon, type Running } from './harness.js';
 import { tool } from '../deploy/tools.js';
 import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
-import type { FixtureName } from '../fixtures/sysfs.js';
+import type { FixtureName, SysfsFixture } from '../fixtures/sysfs.js';
+import type { DaemonOptions } from '../../src/exporter/daemon.js';
+import { TableKernel, loadTable } from '../fixtures/ethtool.js';
+import { dcbReader } from '../health/dcb-replies.js';
+import { EthtoolCounterSource } from '../../src/sources/ethtool/source.js';
+import { SysfsCountersSource, SysfsHwCountersSource, SysfsInventory } from '../../src/sources/sysfs/index.js';
+import { NetdevSource } from '../../src/sources/netdev.js';
 
 const GOLDEN_DIR = join(__dirname, 'golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -44,6 +50,8 @@ interface Scenario {
   readonly fixture: FixtureName | 'empty';
   readonly config: (ctx: { domain: string }) => string;
   readonly prepare?: (fx: Running['fx']) => void;
+  /** Daemon options, e.g. a measurement with sources a fake sysfs cannot give (ethtool, DCB). */
+  readonly options?: (fx: SysfsFixture) => Partial<DaemonOptions>;
   /** Counter steps on the manual clock; each `run.tick()` is one sample. */
   readonly drive: (run: Running, ctx: { videoFlowDir: string }) => void;
 }
@@ -101,6 +109,32 @@ flows:
     },
   },
   {
+    // mlx5 with what only the real /sys gives: the netdev's ethtool statistics (mlx5_core's
+    // captured table: PFC pause frames and durations per priority, discards) and DCB netlink
+    // (PFC on priority 3), so every fabric-health family has samples.
+    name: 'mlx5_fabric_health',
+    fixture: 'mlx5_roce',
+    config: () => `
+ports:
+  - { device: mlx5_0, port: 1, mtu: 4096, capacity: 100Gbps }
+flows:
+  - { flow: flows/data_60.json, device: mlx5_0, direction: tx }
+`,
+    options: (fx) => ({
+      measurement: {
+        inventory: new SysfsInventory({ sysfsRoot: fx.root }),
+        sources: [new SysfsCountersSource({ sysfsRoot: fx.root }), new SysfsHwCountersSource({ sysfsRoot: fx.root }), new NetdevSource({ sysfsRoot: fx.root }),
+          new EthtoolCounterSource(new TableKernel(loadTable('mlx5_core')), { sysfsRoot: fx.root })],
+        notes: [],
+        dcb: dcbReader({ ens1f0np0: { pfcEn: 0b1000, dcbx: 0x8 } }),
+      },
+    }),
+    drive: (run) => {
+      run.tick(1);
+      run.tick(1);
+    },
+  },
+  {
     // A 32-bit PMA counter stuck at all ones.
     name: 'saturated',
     fixture: 'saturated',
@@ -154,7 +188,7 @@ describe('golden exposition', () => {
     it(`${s.name}: the exporter's own families are exactly as checked in; promtool finds nothing`, async () => {
       const domain = makeDomain();
       const videoFlowDir = addFlow(domain, VIDEO_FLOW, { id: VIDEO_FLOW.id, format: 1, rate: [25n, 1n], grainCount: 2, headIndex: 5000n, lastWriteTime: 1n });
-      run = await startDaemon(s.fixture, s.config({ domain }), s.prepare);
+      run = await startDaemon(s.fixture, s.config({ domain }), s.prepare, s.options);
       s.drive(run, { videoFlowDir });
       const scrape = await (await run.get('/metrics')).text();
       const file = join(GOLDEN_DIR, `${s.name}.prom`);
