@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 : "${RXE_OUT:?RXE_OUT is set by guest.sh}"
 HERE=test/rxe/flows
+source test/rxe/routing.sh
 LOADGEN=native/build/mxl-loadgen
 WRITER=test/domain/writer.mjs
 MXL=${MXL_PREFIX:-/opt/mxl}
@@ -47,22 +48,10 @@ wait_ready() { # wait_ready PORT
   return 1
 }
 
-# Both rxe ends are local addresses of one netns: without these rules RDMA CM resolves the peer
-# as loopback and nothing crosses the veths (../shared/notes/rdma-facts.md, MXL fabrics facts).
 policy_routing() {
-  ip rule add pref 10 iif lo from $SRC to $DST lookup 100
-  ip rule add pref 10 iif lo from $DST to $SRC lookup 101
-  ip route add $DST dev veth0 src $SRC table 100
-  ip route add $SRC dev veth1 src $DST table 101
-  ip rule del pref 0 lookup local
-  ip rule add pref 1000 lookup local
-  ip route get $DST from $SRC | grep -q 'dev veth0' || fail "policy routing: $DST from $SRC does not leave on veth0"
+  rxe_route_up $SRC $DST || fail "policy routing: $DST from $SRC does not leave on veth0"
 }
-unroute() { # the next scenario finds the guest's routing as it was
-  ip rule del pref 10 iif lo from $SRC to $DST lookup 100 2>/dev/null || true
-  ip rule del pref 10 iif lo from $DST to $SRC lookup 101 2>/dev/null || true
-  if ip rule show pref 1000 | grep -q local; then ip rule del pref 1000 lookup local; ip rule add pref 0 lookup local; fi
-}
+unroute() { rxe_route_down $SRC $DST; }
 
 declare -A WRITERS SENDERS
 start_flow() { # start_flow NAME: the flow's writer (domain entry), then its sender (wire)
