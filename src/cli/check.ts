@@ -115,8 +115,8 @@ function lookAtDomains(config: Config): { summaries: DomainSummary[]; bindings: 
   const bindings: FlowBinding[] = [];
   for (const domain of config.domains) {
     const monitor = new DomainMonitor([domain], { clock, probe: posix, log: quiet });
-    monitor.tick(config.sampling.windowMs);
-    const flows = monitor.flows();
+    monitor.tick({ windowNs: BigInt(config.sampling.windowMs) * 1_000_000n, intervalNs: BigInt(config.sampling.intervalMs) * 1_000_000n });
+    const flows = monitor.flows().map((e) => e.flow);
     const selected = monitor.bindings();
     bindings.push(...selected);
     const selectedIds = new Set(selected.map((b) => b.flow.id));

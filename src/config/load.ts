@@ -23,13 +23,13 @@ import { FlowFiles } from './flowfiles.js';
 import { PAUSE, type Steps, pausing, runSteps, runStepsAsync, step } from './steps.js';
 import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
-import { type Config, type DomainConfig, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
+import { type Config, type DomainConfig, EXPECTS, type Expect, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
 import type { Direction } from '../sources/types.js';
 
 const TOP_KEYS = ['sampling', 'drift', 'headroom', 'providers', 'ports', 'flows', 'domains'] as const;
-const DOMAIN_KEYS = ['path', 'device', 'port', 'direction', 'include', 'exclude', 'provider', 'ptime'] as const;
+const DOMAIN_KEYS = ['path', 'device', 'port', 'direction', 'include', 'exclude', 'provider', 'ptime', 'expect'] as const;
 const PORT_KEYS = ['device', 'port', 'provider', 'mtu', 'ib_mtu', 'capacity', 'headroom'] as const;
-const FLOW_KEYS = ['flow', 'device', 'port', 'direction', 'ptime', 'provider'] as const;
+const FLOW_KEYS = ['flow', 'device', 'port', 'direction', 'ptime', 'provider', 'expect'] as const;
 /** MXL's usual domain (mxl-facts: flows live in /dev/shm/mxl). */
 export const DEFAULT_DOMAIN = '/dev/shm/mxl';
 export const DEFAULTS = { intervalMs: 1000, windowMs: 10_000, driftTolerance: 0.05, headroom: 0.9, provider: 'rdma_rocev2' } as const;
@@ -251,8 +251,9 @@ function readBinding(
   const grainDuration = rawDuration(f, 'ptime') ?? DEFAULT_AUDIO_GRAIN_DURATION;
   if (flow && f.has('ptime') && flow.format !== 'audio') f.report('ptime', 'ptime (grain duration) applies to audio flows only');
   if (flow) checkGrain(f, flow, grainDuration);
+  const expect = f.oneOf<Expect>('expect', EXPECTS, false);
   if (!flow || !device || port === undefined || !direction || !provider) return undefined;
-  return { binding: { flow, device, port, direction, provider, grainDuration, origin: 'config' }, node: f };
+  return { binding: { flow, device, port, direction, provider, grainDuration, origin: 'config', expect }, node: f };
 }
 
 function readDomain(root: Fields, node: unknown, path: PathItem[], providers: ProfileRegistry, ports: PortConfig[]): DomainConfig | undefined {
@@ -268,8 +269,9 @@ function readDomain(root: Fields, node: unknown, path: PathItem[], providers: Pr
   const grainDuration = rawDuration(f, 'ptime') ?? DEFAULT_AUDIO_GRAIN_DURATION;
   const include = patterns(f, 'include');
   const exclude = patterns(f, 'exclude');
+  const expect = f.oneOf<Expect>('expect', EXPECTS, false);
   if (!device || port === undefined || !direction || !provider || !isAbsolute(dir)) return undefined;
-  return { path: dir, device, port, direction, include, exclude, provider, grainDuration };
+  return { path: dir, device, port, direction, include, exclude, provider, grainDuration, expect };
 }
 
 function patterns(f: Fields, key: string): string[] {

@@ -21,6 +21,13 @@ export interface PortConfig {
   readonly declared: boolean;
 }
 
+/**
+ * Whether a flow must be on the wire: `always` (missing is an alert), `when_live` (counted only
+ * while an MXL domain shows it live), `never` (documented only: never counted in port predictions).
+ */
+export const EXPECTS = ['always', 'when_live', 'never'] as const;
+export type Expect = (typeof EXPECTS)[number];
+
 export interface FlowBinding {
   readonly flow: FlowDefinition;
   readonly device: string;
@@ -31,6 +38,8 @@ export interface FlowBinding {
   readonly origin: 'config' | 'domain';
   /** What the flow's header says about its writes (ring length); absent: the model's defaults. */
   readonly transfer?: TransferOptions;
+  /** A configured flow's own `expect:`, or the expectation of the domain a flow was found in; resolved in predictions/expected.ts. */
+  readonly expect: Expect | undefined;
 }
 
 /** An MXL domain to discover flows in; its flows are bound like `flows:` entries. */
@@ -44,6 +53,8 @@ export interface DomainConfig {
   readonly exclude: readonly string[];
   readonly provider: ProviderProfile;
   readonly grainDuration: Rational;
+  /** Expectation for the flows found here (and configured flows this domain covers). */
+  readonly expect: Expect | undefined;
 }
 
 export interface Config {

@@ -1,9 +1,16 @@
-/** The configured MXL domains: discovery (flows to bind) and per-flow measurement, one tick at a time. */
+/**
+ * The configured MXL domains: discovery (flows to bind), per-flow measurement, and the evidence
+ * each domain gives about a flow binding's state, one tick at a time. Domain entries that name
+ * the same folder share one watcher, so a folder is read once per tick.
+ */
 import type { DomainConfig, FlowBinding } from '../config/types.js';
+import { bindingKey } from '../config/types.js';
+import type { FlowDefinition } from '../flows/definition.js';
 import type { Logger } from '../log.js';
-import { DomainWatcher, type DomainClock, type DomainFlow, type WriterProbe } from './watcher.js';
+import type { FlowState } from './activity.js';
 import type { FlowInfo } from './flowinfo.js';
 import type { TransferOptions } from '../model/index.js';
+import { DomainWatcher, type DomainClock, type DomainFlow, type SampleTiming, type WriterProbe } from './watcher.js';
 import type { BoundedReads } from '../reads/bounded.js';
 import { runSync } from '../reads/program.js';
 
@@ -13,83 +20,185 @@ export interface DomainMonitorOptions {
   readonly log: Logger;
 }
 
-/** `*` any run, `?` one character; everything else literal. */
+const compiled = new Map<string, RegExp>();
+
+/** `*` any run, `?` one character; everything else literal. Compiled once per glob. */
 export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`);
+  let re = compiled.get(glob);
+  if (!re) {
+    const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+    re = new RegExp(`^${body}$`);
+    if (compiled.size < 1024) compiled.set(glob, re);
+  }
+  return re;
 }
 
-export function selects(domain: DomainConfig, flow: DomainFlow): boolean {
-  const def = flow.def;
+/** Whether a domain entry's include/exclude globs select a flow (by label, id or group hint). */
+export function selects(domain: DomainConfig, def: FlowDefinition | undefined): boolean {
   if (!def) return false;
   const names = [def.label, def.id, ...def.groupHints];
   const hit = (globs: readonly string[]): boolean => globs.some((g) => names.some((n) => globToRegExp(g).test(n)));
   return (domain.include.length === 0 || hit(domain.include)) && !hit(domain.exclude);
 }
 
+/** A domain entry covers a binding when it watches the binding's port and direction and selects its flow. */
+export function covers(domain: DomainConfig, b: FlowBinding): boolean {
+  return domain.device === b.device && domain.port === b.port && domain.direction === b.direction && selects(domain, b.flow);
+}
+
+/** Several domains' evidence about one binding: any live wins, then stalled; unknown beats absent. */
+const RANK: Readonly<Record<FlowState, number>> = { live: 3, stalled: 2, unknown: 1, absent: 0 };
+export function combineStates(states: readonly FlowState[]): FlowState | undefined {
+  return states.reduce<FlowState | undefined>((best, s) => (best === undefined || RANK[s] > RANK[best] ? s : best), undefined);
+}
+
+export interface DomainStatus {
+  readonly path: string;
+  readonly up: boolean;
+  readonly error: string | undefined;
+  readonly flows: number;
+}
+
+export interface DomainFlowEntry {
+  readonly domain: string;
+  readonly flow: DomainFlow;
+}
+
 export class DomainMonitor {
-  private readonly watchers: { readonly domain: DomainConfig; readonly watcher: DomainWatcher }[];
+  private readonly watchers = new Map<string, DomainWatcher>();
   private bound: FlowBinding[] = [];
+  /** Flows that left an `expect: always` domain: still bound (absent) until the next reload. */
+  private readonly retained = new Map<string, FlowBinding>();
+  /** Domains whose unreadability has been logged, with the reason logged. */
+  private readonly failing = new Map<string, string>();
+  private readonly coverage = new WeakMap<FlowBinding, readonly DomainConfig[]>();
   ticks = 0;
 
   constructor(
-    domains: readonly DomainConfig[],
+    private readonly domains: readonly DomainConfig[],
     private readonly opts: DomainMonitorOptions,
   ) {
-    this.watchers = domains.map((domain) => ({ domain, watcher: new DomainWatcher(domain.path, opts.clock, opts.probe) }));
+    for (const d of domains) {
+      if (!this.watchers.has(d.path)) this.watchers.set(d.path, new DomainWatcher(d.path, opts.clock, opts.probe, d.grainDuration));
+    }
   }
 
   /**
-   * Without a reader (the `check` command) the header reads run here and now, and the tick is
-   * done when this returns (the promise only carries the answer).
+   * Scans and samples every domain; true when the discovered bindings changed. The header reads
+   * run on `reader` (bounded; a domain whose read blocks is its group). Without a reader (the
+   * `check` command) they run here and now, and the tick is done when this returns (the promise
+   * only carries the answer).
    */
-  async tick(windowMs: number, reader?: BoundedReads): Promise<boolean> {
+  async tick(timing: SampleTiming, reader?: BoundedReads): Promise<boolean> {
     let changed = false;
-    const windowNs = BigInt(windowMs) * 1_000_000n;
-    const jobs = this.watchers.flatMap(({ domain, watcher }) => {
+    const jobs = [...this.watchers.values()].flatMap((watcher) => {
       const { added, removed } = watcher.scan();
-      for (const f of added) this.logAdded(domain, f);
-      for (const f of removed) this.opts.log.info({ domain: domain.path, flow_id: f.id }, 'MXL flow removed from domain');
+      this.logReadable(watcher);
+      for (const f of added) this.logAdded(watcher.path, f);
+      for (const f of removed) this.forget(watcher.path, f);
       changed ||= added.length > 0 || removed.length > 0;
-      return watcher.sampleJobs(windowNs, `domain ${domain.path}`);
+      return watcher.sampleJobs(timing, `domain ${watcher.path}`);
     });
     if (jobs.length > 0 && reader) await reader.run(jobs);
     else for (const j of jobs) runSync(j.program);
     this.ticks++;
-    if (changed) this.bound = this.watchers.flatMap(({ domain, watcher }) => watcher.all().filter((f) => selects(domain, f)).map((f) => bind(domain, f)));
+    if (changed) this.rebind();
     return changed;
   }
 
+  /** Flows found in the domains and selected there, plus the retained ones, each bound once. */
   bindings(): readonly FlowBinding[] {
     return this.bound;
   }
 
-  /** Every flow found in any domain, first domain first when one id is in two. */
-  flows(): DomainFlow[] {
-    const seen = new Map<string, DomainFlow>();
-    for (const { watcher } of this.watchers) for (const f of watcher.all()) if (!seen.has(f.id)) seen.set(f.id, f);
-    return [...seen.values()];
+  /** Every flow in every domain folder, with the folder it is in. */
+  flows(): DomainFlowEntry[] {
+    return [...this.watchers.values()].flatMap((w) => w.all().map((flow) => ({ domain: w.path, flow })));
+  }
+
+  /** One entry per domain folder: readable or not, and how many flow folders it holds. */
+  status(): DomainStatus[] {
+    return [...this.watchers.values()].map((w) => ({ path: w.path, up: w.error === undefined, error: w.error, flows: w.all().length }));
   }
 
   /** Domains that cannot be listed right now, with the reason. */
   errors(): { path: string; error: string }[] {
-    return this.watchers.flatMap(({ watcher }) => (watcher.error ? [{ path: watcher.path, error: watcher.error }] : []));
+    return this.status().flatMap((s) => (s.error ? [{ path: s.path, error: s.error }] : []));
+  }
+
+  /**
+   * What the domains covering a binding say about it; undefined when none covers it. A covering
+   * domain that cannot be read says `unknown`; one without the flow's folder says `absent`.
+   */
+  evidence(b: FlowBinding): FlowState | undefined {
+    return combineStates(this.covering(b).map((d) => {
+      const w = this.watchers.get(d.path)!;
+      if (w.error !== undefined) return 'unknown';
+      return w.get(b.flow.id)?.state ?? 'absent';
+    }));
+  }
+
+  /** The domain entries covering a binding, first first (bindings are immutable: cached per object). */
+  covering(b: FlowBinding): readonly DomainConfig[] {
+    let c = this.coverage.get(b);
+    if (!c) {
+      c = this.domains.filter((d) => covers(d, b));
+      this.coverage.set(b, c);
+    }
+    return c;
   }
 
   close(): void {
-    for (const { watcher } of this.watchers) watcher.close();
+    for (const w of this.watchers.values()) w.close();
   }
 
-  private logAdded(domain: DomainConfig, f: DomainFlow): void {
-    if (f.defError) this.opts.log.warn({ domain: domain.path, flow_id: f.id, err: f.defError }, 'MXL flow definition unusable; flow skipped');
-    else this.opts.log.info({ domain: domain.path, flow_id: f.id, label: f.def?.label, selected: selects(domain, f) }, 'MXL flow found in domain');
+  private rebind(): void {
+    const found = new Map<string, FlowBinding>();
+    for (const d of this.domains) {
+      for (const f of this.watchers.get(d.path)!.all()) {
+        if (!selects(d, f.def)) continue;
+        const b = bind(d, f);
+        if (!found.has(bindingKey(b))) found.set(bindingKey(b), b);
+      }
+    }
+    for (const [k, b] of this.retained) if (!found.has(k)) found.set(k, b);
+    this.bound = [...found.values()];
+  }
+
+  private forget(path: string, f: DomainFlow): void {
+    this.opts.log.info({ domain: path, flow_id: f.id }, 'MXL flow removed from domain');
+    for (const d of this.domains) {
+      if (d.path !== path || d.expect !== 'always' || !selects(d, f.def)) continue;
+      const b = bind(d, f);
+      this.retained.set(bindingKey(b), b);
+    }
+  }
+
+  private logReadable(w: DomainWatcher): void {
+    const logged = this.failing.get(w.path);
+    if (w.error !== undefined && logged !== w.error) {
+      this.failing.set(w.path, w.error);
+      this.opts.log.warn({ domain: w.path, err: w.error }, 'MXL domain cannot be read; the flows it covers are unknown (logged once)');
+    } else if (w.error === undefined && logged !== undefined) {
+      this.failing.delete(w.path);
+      this.opts.log.info({ domain: w.path }, 'MXL domain readable again');
+    }
+  }
+
+  private logAdded(path: string, f: DomainFlow): void {
+    if (f.defError) this.opts.log.warn({ domain: path, flow_id: f.id, err: f.defError }, 'MXL flow definition unusable; flow skipped');
+    else {
+      const selected = this.domains.some((d) => d.path === path && selects(d, f.def));
+      this.opts.log.info({ domain: path, flow_id: f.id, label: f.def?.label, selected }, 'MXL flow found in domain');
+    }
   }
 }
 
+/** A flow found in a domain is bound there, with that domain's expectation (default `when_live`). */
 function bind(domain: DomainConfig, f: DomainFlow): FlowBinding {
   return {
     flow: f.def!, device: domain.device, port: domain.port, direction: domain.direction, provider: domain.provider,
-    grainDuration: domain.grainDuration, origin: 'domain',
+    grainDuration: domain.grainDuration, origin: 'domain', expect: domain.expect ?? 'when_live',
     ...(f.info ? { transfer: transferOf(f.info) } : {}),
   };
 }

@@ -270,7 +270,9 @@ export class Daemon {
     if (!domains) return Promise.resolve();
     const run = (this.domainTick ?? Promise.resolve()).then(async () => {
       if (this.domains !== domains) return;
-      if (await domains.tick(this.config.sampling.windowMs, this.readerFor(this.config.sampling.intervalMs))) this.planner.setDiscovered(domains.bindings());
+      const { windowMs, intervalMs } = this.config.sampling;
+      const timing = { windowNs: BigInt(windowMs) * 1_000_000n, intervalNs: BigInt(intervalMs) * 1_000_000n };
+      if (await domains.tick(timing, this.readerFor(intervalMs))) this.planner.setDiscovered(domains.bindings());
     });
     const tracked: Promise<void> = run.finally(() => {
       if (this.domainTick === tracked) this.domainTick = undefined;

@@ -6,11 +6,13 @@
  * for flows in an MXL domain, the measured grains and whether a writer holds it.
  * `?units=bits` shows rates in bits per second; metrics stay in bytes.
  *
- * Tables are lists of columns, so one more column (a flow's state, say) is one more entry.
+ * Per flow also its state from MXL domain evidence and its expectation.
+ * Tables are lists of columns, so one more column is one more entry.
  */
 import { toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
 import { formatDataRate, formatDecimal, frameRateLabel, type RateUnits } from '../input/units.js';
+import type { FlowStatus } from '../predictions/expected.js';
 import type { FlowPrediction } from '../predictions/plan.js';
 import type { DirectionView, ExporterState, FlowMeasurementView, PortView } from './view.js';
 
@@ -95,9 +97,9 @@ const PORT_COLUMNS: readonly Column<PortRow>[] = [
   },
   {
     header: 'predicted',
-    title: 'at the layer the preferred counter measures',
-    cell: ({ view, dir, units }) => {
-      const t = view.plan?.totals[dir.direction];
+    title: 'the flows that count now (expected or live), at the layer the preferred counter measures',
+    cell: ({ dir, units }) => {
+      const t = dir.predicted;
       const layer = dir.bytes.find((m) => m.layer !== undefined)?.layer ?? 'l2';
       if (!t) return cell(NONE);
       return cell(`${rate(t.bytesPerSecond[layer], units)} <small>${esc(layer)}</small><br>${esc(formatDecimal(t.packetsPerSecond, 'pkt/s'))}`);
@@ -138,6 +140,7 @@ const PORT_COLUMNS: readonly Column<PortRow>[] = [
 interface FlowRow {
   readonly fp: FlowPrediction;
   readonly measured: FlowMeasurementView | undefined;
+  readonly status: FlowStatus | undefined;
   readonly tolerance: number;
   readonly units: RateUnits;
 }
@@ -175,7 +178,15 @@ const FLOW_COLUMNS: readonly Column<FlowRow>[] = [
     title: 'whether a writer holds the flow (MXL domain flows)',
     cell: ({ measured }) => cell(yesNo(measured?.writerActive)),
   },
-  // A flow's state (live, stalled, absent...) belongs here, as one more column.
+  {
+    header: 'state',
+    title: 'from MXL domain evidence (live, stalled, absent, unknown) and the expectation (expect:)',
+    cell: ({ status }) => {
+      if (!status) return cell(NONE);
+      const cls = status.state === 'live' ? 'ok' : status.expect === 'always' && status.state !== 'unknown' ? 'bad' : '';
+      return cell(`${esc(status.state)}<br><small>expect ${esc(status.expect)}${status.counted ? '' : ' · not in the prediction'}</small>`, cls);
+    },
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -196,8 +207,13 @@ export function landingPage(state: ExporterState, views: readonly PortView[], fl
   const tolerance = state.config.driftTolerance;
   const refresh = refreshSeconds(state.config.sampling.intervalMs);
   const portRows = views.flatMap((view) => view.directions.map((dir) => ({ view, dir, tolerance, units })));
-  const byFlow = new Map(flows.map((f) => [f.flowId, f]));
-  const flowRows = views.flatMap((v) => (v.plan?.flows ?? []).map((fp) => ({ fp, measured: byFlow.get(fp.binding.flow.id), tolerance, units })));
+  // A flow can be in two domains (a sender's and a receiver's copy): take the one that covers the binding.
+  const measuredFor = (b: FlowPrediction['binding']): FlowMeasurementView | undefined => {
+    const paths = new Set((state.domains?.covering(b) ?? []).map((d) => d.path));
+    const mine = flows.filter((f) => f.flowId === b.flow.id);
+    return mine.find((f) => paths.has(f.domain)) ?? mine[0];
+  };
+  const flowRows = views.flatMap((v) => (v.plan?.flows ?? []).map((fp, i) => ({ fp, measured: measuredFor(fp.binding), status: v.flows[i], tolerance, units })));
   const toggle = (['bytes', 'bits'] as const).map((u) => `<a href="?units=${u}"${u === units ? ' class="current"' : ''}>${u}</a>`).join(' · ');
   const note = state.rdmaNote ? `<p class="note">${esc(state.rdmaNote)}</p>` : '';
   const now = (opts.now ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');

@@ -12,16 +12,17 @@ import { familyHeader, formatLabels, formatSamples, type Labels, type Sample } f
 import { type GzipPiece, gzipPiece, gzipStream } from './gzip.js';
 import type { SampledCounter } from '../sampler/sampler.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
+import { FLOW_TRUTH_FAMILIES } from './flow-truth.js';
 import { FABRIC_HEALTH_FAMILIES } from './fabric-health.js';
 
 export const PREFIX = 'mxl_fabric_';
 const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
 
 
-type Read = (views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]) => Sample[];
+export type Read = (views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]) => Sample[];
 /** `plan`: reads only the plans and the config; `tick`: also what the sampler and domains saw. */
 type Changes = 'plan' | 'tick';
-type Family = [name: string, help: string, type: 'gauge' | 'counter', changes: Changes, read: Read];
+export type Family = [name: string, help: string, type: 'gauge' | 'counter', changes: Changes, read: Read];
 
 export interface ReloadStatus {
   ok: boolean;
@@ -192,14 +193,14 @@ const FAMILIES: Family[] = [
       labels: { flow_id: b.flow.id, device: b.device, port: String(b.port), direction: b.direction },
       value: toNumber(p.packetsPerSecond),
     }] : []))],
-  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows bound to a port and direction, plus the ACKs of its flows bound the other way, per layer.', 'gauge', 'plan', (views) =>
+  ['port_predicted_bytes_per_second', 'Sum of the predictions of the flows that count now on a port and direction (expected or live), plus the ACKs of those bound the other way, per layer.', 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
-      const t = v.plan?.totals[d.direction];
+      const t = d.predicted;
       return t ? LAYERS.map((layer) => ({ labels: { ...portLabels(v), direction: d.direction, layer }, value: t.bytesPerSecond[layer] })) : [];
     }))],
-  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows bound to a port and direction, plus the ACKs of its flows bound the other way.', 'gauge', 'plan', (views) =>
+  ['port_predicted_packets_per_second', 'Sum of the predicted packets per second of the flows that count now on a port and direction (expected or live), plus the ACKs of those bound the other way.', 'gauge', 'tick', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
-      const t = v.plan?.totals[d.direction];
+      const t = d.predicted;
       return t ? [{ labels: { ...portLabels(v), direction: d.direction }, value: t.packetsPerSecond }] : [];
     }))],
   ['port_measured_bytes_per_second', "Bytes per second from a port's counters over the sampling window, by source and comparable layer.", 'gauge', 'tick', (views) =>
@@ -255,7 +256,7 @@ const FAMILIES: Family[] = [
       const cap = v.plan?.capacityBytesPerSecond ?? (v.sampled?.attrs.rateBitsPerSecond !== undefined ? v.sampled.attrs.rateBitsPerSecond / 8 : undefined);
       return cap !== undefined ? [{ labels: portLabels(v), value: cap }] : [];
     })],
-  ['port_predicted_utilization_ratio', 'Predicted wire bytes per second / capacity, per direction.', 'gauge', 'plan', (views) =>
+  ['port_predicted_utilization_ratio', 'Provisioned wire bytes per second (every flow bound there) / capacity, per direction.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.directions.flatMap((d) => {
       const t = v.plan?.totals[d.direction];
       const cap = v.plan?.capacityBytesPerSecond;
@@ -264,16 +265,16 @@ const FAMILIES: Family[] = [
   ['port_headroom_ratio', 'Configured share of capacity the predicted wire rate may use.', 'gauge', 'plan', (views) =>
     views.flatMap((v) => v.plan ? [{ labels: portLabels(v), value: v.plan.port.headroom }] : [])],
   ['flow_measured_grains_per_second', "Grains per second a flow's writer commits, from headIndex in its MXL domain over the window.", 'gauge', 'tick', (_v, _s, flows) =>
-    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId }, value: f.measurement.grainsPerSecond }] : [])],
+    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, domain: f.domain }, value: f.measurement.grainsPerSecond }] : [])],
   ['flow_measured_bytes_per_second', 'Media bytes per second a flow\'s writer commits (layer media: the essence, no MXL headers).', 'gauge', 'tick', (_v, _s, flows) =>
-    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, layer: 'media' }, value: f.measurement.mediaBytesPerSecond }] : [])],
+    flows.flatMap((f) => f.measurement ? [{ labels: { flow_id: f.flowId, domain: f.domain, layer: 'media' }, value: f.measurement.mediaBytesPerSecond }] : [])],
   ['flow_drift_ratio', 'Measured / predicted grains per second - 1 for a flow found in an MXL domain.', 'gauge', 'tick', (_v, _s, flows) =>
     flows.flatMap((f) => f.measurement && f.measurement.predictedGrainsPerSecond > 0
-      ? [{ labels: { flow_id: f.flowId, quantity: 'grains' }, value: f.measurement.grainsPerSecond / f.measurement.predictedGrainsPerSecond - 1 }] : [])],
+      ? [{ labels: { flow_id: f.flowId, domain: f.domain, quantity: 'grains' }, value: f.measurement.grainsPerSecond / f.measurement.predictedGrainsPerSecond - 1 }] : [])],
   ['flow_writer_active', 'Whether a writer holds the flow (MXL\'s own test: a non-blocking exclusive flock on data fails).', 'gauge', 'tick', (_v, _s, flows) =>
-    flows.flatMap((f) => f.writerActive === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.writerActive ? 1 : 0 }])],
-  ['flow_last_write_age_seconds', 'Seconds since the flow\'s last write (lastWriteTime, TAI).', 'gauge', 'tick', (_v, _s, flows) =>
-    flows.flatMap((f) => f.lastWriteAgeSeconds === undefined ? [] : [{ labels: { flow_id: f.flowId }, value: f.lastWriteAgeSeconds }])],
+    flows.flatMap((f) => f.writerActive === undefined ? [] : [{ labels: { flow_id: f.flowId, domain: f.domain }, value: f.writerActive ? 1 : 0 }])],
+  ['flow_last_write_age_seconds', 'Seconds since the flow\'s last write (video, data: lastWriteTime, TAI; audio: since headIndex was seen to move).', 'gauge', 'tick', (_v, _s, flows) =>
+    flows.flatMap((f) => f.lastWriteAgeSeconds === undefined ? [] : [{ labels: { flow_id: f.flowId, domain: f.domain }, value: f.lastWriteAgeSeconds }])],
   ['domain_flow_definition_valid', 'Whether a flow folder in an MXL domain has a usable flow_def.json (0: see the log).', 'gauge', 'tick', (_v, _s, flows) =>
     flows.map((f) => ({ labels: { domain: f.domain, flow_id: f.flowId }, value: f.definitionValid ? 1 : 0 }))],
   ['drift_tolerance_ratio', 'Configured drift tolerance: |drift| above it is model drift.', 'gauge', 'plan', (_views, state) =>
@@ -308,6 +309,7 @@ const FAMILIES: Family[] = [
         : ACK_LAYERS.map((layer) => ({ labels: { ...labels, layer }, value: toNumber(p.reverse.bytesPerSecond[layer]) }));
     })),
   ]),
+  ...FLOW_TRUTH_FAMILIES,
   ...FABRIC_HEALTH_FAMILIES.map(([name, help, type, read]): Family => [name, help, type, 'tick', (views, state) => read(views, state)]),
 ];
 

@@ -3,10 +3,10 @@ import type { Config } from '../config/types.js';
 import type { PortAssumptions } from '../health/assumptions.js';
 import type { DomainMonitor } from '../domain/monitor.js';
 import { measureFlow, type FlowMeasurement } from '../domain/measure.js';
-import { DEFAULT_AUDIO_GRAIN_DURATION } from '../model/index.js';
-import type { Planner, PortPlan } from '../predictions/plan.js';
+import { type Culprit, type FlowStatus, countedTotals, flowStatuses, likelyCulprits } from '../predictions/expected.js';
+import type { DirectionTotals, Planner, PortPlan } from '../predictions/plan.js';
 import type { Measurement, Sampler, SampledPort } from '../sampler/sampler.js';
-import { DIRECTIONS, type Direction, type PortAttributes, type Quantity, portKey } from '../sources/types.js';
+import { DIRECTIONS, type Direction, type Layer, type PortAttributes, type Quantity, portKey } from '../sources/types.js';
 
 export interface Drift {
   readonly quantity: Quantity;
@@ -15,11 +15,24 @@ export interface Drift {
   readonly layer: string | undefined;
 }
 
+/** Measured - predicted bytes per second at the layer (and from the source) drift uses. */
+export interface Unexplained {
+  readonly bytesPerSecond: number;
+  readonly layer: Layer;
+}
+
 export interface DirectionView {
   readonly direction: Direction;
+  /** Sum over the flows that count now (expected or live); drift compares with this. */
+  readonly predicted: DirectionTotals | undefined;
+  /** Nothing counts in this direction now (no flow, no ACKs of a flow the other way): no drift. */
+  readonly idle: boolean;
   readonly bytes: readonly Measurement[];
   readonly packets: readonly Measurement[];
   readonly drift: readonly Drift[];
+  readonly unexplained: Unexplained | undefined;
+  /** Flows closest to the unexplained bytes/s, while bytes drift is beyond the tolerance. */
+  readonly culprits: readonly Culprit[];
 }
 
 export interface PortView {
@@ -27,6 +40,8 @@ export interface PortView {
   readonly port: number;
   readonly plan: PortPlan | undefined;
   readonly sampled: SampledPort | undefined;
+  /** Every flow bound to the port with its state and expectation, in the plan's order. */
+  readonly flows: readonly FlowStatus[];
   readonly directions: readonly DirectionView[];
 }
 
@@ -53,28 +68,38 @@ export function buildView(state: ExporterState): PortView[] {
     const plan = plans.find((p) => portKey(p.port) === k);
     const sampled = state.sampler?.ports.get(k);
     const ref = sampled?.ref ?? { device: plan!.port.device, port: plan!.port.port };
-    const directions = DIRECTIONS.map((direction) => directionView(state.sampler, ref, direction, plan));
-    byKey.set(k, { device: ref.device, port: ref.port, plan, sampled, directions });
+    const flows = plan ? flowStatuses(plan.flows, state.domains) : [];
+    const directions = DIRECTIONS.map((direction) => directionView(state, ref, direction, plan, flows));
+    byKey.set(k, { device: ref.device, port: ref.port, plan, sampled, flows, directions });
   }
   return [...byKey.values()];
 }
 
 function directionView(
-  sampler: Sampler | undefined, ref: { device: string; port: number }, direction: Direction, plan: PortPlan | undefined,
+  state: ExporterState, ref: { device: string; port: number }, direction: Direction, plan: PortPlan | undefined, flows: readonly FlowStatus[],
 ): DirectionView {
-  const bytes = sampler?.measurements(ref, direction, 'bytes') ?? [];
-  const packets = sampler?.measurements(ref, direction, 'packets') ?? [];
-  const totals = plan?.totals[direction];
+  const bytes = state.sampler?.measurements(ref, direction, 'bytes') ?? [];
+  const packets = state.sampler?.measurements(ref, direction, 'packets') ?? [];
+  const totals = plan ? countedTotals(plan, flows, direction) : undefined;
+  // A counted flow bound the other way still sends its ACKs this way (when it has any).
+  const comesThisWay = (f: FlowStatus): boolean =>
+    f.binding.direction === direction || f.prediction === undefined || f.prediction.reverse.packetsPerSecond.num > 0n;
+  const idle = !flows.some((f) => f.counted && comesThisWay(f));
   const drift: Drift[] = [];
   const b = bytes.find((m) => m.layer !== undefined);
-  if (b && totals && totals.bytesPerSecond[b.layer!] > 0) {
-    drift.push({ quantity: 'bytes', ratio: b.rate / totals.bytesPerSecond[b.layer!] - 1, source: b.source, layer: b.layer });
+  const layer = b?.layer;
+  if (b && layer && totals && totals.bytesPerSecond[layer] > 0) {
+    drift.push({ quantity: 'bytes', ratio: b.rate / totals.bytesPerSecond[layer] - 1, source: b.source, layer });
   }
   const p = packets[0];
   if (p && totals && totals.packetsPerSecond > 0) {
     drift.push({ quantity: 'packets', ratio: p.rate / totals.packetsPerSecond - 1, source: p.source, layer: undefined });
   }
-  return { direction, bytes, packets, drift };
+  const unexplained = b && layer && totals ? { bytesPerSecond: b.rate - totals.bytesPerSecond[layer], layer } : undefined;
+  const bytesDrift = drift.find((d) => d.quantity === 'bytes');
+  const culprits = unexplained && bytesDrift && Math.abs(bytesDrift.ratio) > state.config.driftTolerance
+    ? likelyCulprits(flows, direction, unexplained.bytesPerSecond, unexplained.layer) : [];
+  return { direction, predicted: totals, idle, bytes, packets, drift, unexplained, culprits };
 }
 
 export interface FlowMeasurementView {
@@ -86,17 +111,20 @@ export interface FlowMeasurementView {
   readonly definitionValid: boolean;
 }
 
-/** Per-flow measurements from the MXL domains; a flow bound twice is measured once. */
+/**
+ * Per-flow measurements from the MXL domains, one per flow folder: the sender's and the
+ * receiver's copy of a flow (same id, two domains) are two entries.
+ */
 export function flowMeasurements(state: ExporterState): FlowMeasurementView[] {
   if (!state.domains) return [];
   const durations = new Map(state.planner.allBindings().map((b) => [b.flow.id, b.grainDuration]));
-  return state.domains.flows().map((f) => {
+  return state.domains.flows().map(({ domain, flow: f }) => {
     const rate = f.headIndex.rate();
     const def = f.def;
     return {
       flowId: f.id,
-      domain: f.dir.slice(0, f.dir.lastIndexOf('/')),
-      measurement: def && rate !== undefined ? measureFlow(def, durations.get(f.id) ?? DEFAULT_AUDIO_GRAIN_DURATION, rate) : undefined,
+      domain,
+      measurement: def && rate !== undefined ? measureFlow(def, durations.get(f.id) ?? f.audioBatch, rate) : undefined,
       writerActive: f.writerActive,
       lastWriteAgeSeconds: f.lastWriteAgeSeconds,
       definitionValid: def !== undefined,

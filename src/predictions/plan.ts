@@ -47,7 +47,7 @@ function resolveCapacity(port: PortConfig, attrs: PortAttributes | undefined): P
  * A direction of a port carries the flows bound to it in that direction and the
  * acknowledgements of the flows bound the other way (each prediction's `reverse`).
  */
-function totalsFor(flows: readonly FlowPrediction[], direction: Direction, mtuKnown: boolean): DirectionTotals | undefined {
+export function totalsFor(flows: readonly FlowPrediction[], direction: Direction, mtuKnown: boolean): DirectionTotals | undefined {
   if (!mtuKnown) return undefined;
   // Flows of one format share one prediction (predictionFor): each is summed once, times its count.
   const forward = new Map<Prediction, number>();

@@ -6,7 +6,7 @@ import { runCheck } from '../../src/cli/check.js';
 import { PORT_CHECKS } from '../../src/cli/checks.js';
 import { writeConfig } from '../exporter/harness.js';
 import { FIXTURES_DIR, SysfsFixture } from '../fixtures/sysfs.js';
-import { addFlow, makeDomain } from '../domain/mxl-domain.js';
+import { addFlow, makeDomain } from '../domain/mxl-domain.mjs';
 
 function check(...argv: string[]): { code: number; out: string; err: string } {
   let out = '';

@@ -19,7 +19,7 @@ import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ROOT, tool } from './tools.js';
-import { addFlow, makeDomain } from '../domain/mxl-domain.js';
+import { addFlow, makeDomain } from '../domain/mxl-domain.mjs';
 // @ts-expect-error: plain JavaScript module without types
 import { build, OUTPUT } from '../../deploy/kubernetes/build-prometheusrule.mjs';
 

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { SysfsFixture } from '../fixtures/sysfs.js';
+import { addFlow, commit } from '../domain/mxl-domain.mjs';
+import { loadPosix } from '../../src/ffi/posix.js';
 import { ROOT, freePort, tool } from './tools.js';
 
 const prometheus = tool('prometheus', 'prometheus');
@@ -20,7 +22,11 @@ const JOB = 'mxl-fabric-exporter';
 const DEVICE = 'mlx5_0';
 const NETDEV = 'ens1f0np0';
 const TX_FACTOR = 1.1; // tx runs 10 % above the model: drift beyond the 5 % tolerance
-const CONFIG = `
+// The video (tx) and the audio (rx) flows are also followed in MXL domains, kept live by the
+// test, so that the flow state panels, queries and rules have data.
+const VIDEO_ID = '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d01';
+const AUDIO_ID = '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d04';
+const CONFIG = (domain: string, rxDomain: string): string => `
 sampling: { interval: 1s, window: 5s }
 drift: { tolerance: 0.05 }
 headroom: 0.9
@@ -30,6 +36,9 @@ flows:
   - { flow: flows/v210_1080p2997.json, device: ${DEVICE}, port: 1, direction: tx }
   - { flow: flows/data_60.json, device: ${DEVICE}, port: 1, direction: tx }
   - { flow: flows/audio_2ch_48k.json, device: ${DEVICE}, port: 1, direction: rx }
+domains:
+  - { path: ${domain}, device: ${DEVICE}, port: 1, direction: tx, include: ["Camera 1:Video"] }
+  - { path: ${rxDomain}, device: ${DEVICE}, port: 1, direction: rx }
 `;
 
 interface Proc { child: ChildProcess; output: string[] }
@@ -136,7 +145,16 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
     for (const f of ['v210_1080p2997.json', 'data_60.json', 'audio_2ch_48k.json']) {
       copyFileSync(join(ROOT, 'test', 'fixtures', 'flows', f), join(dir, 'cfg', 'flows', f));
     }
-    writeFileSync(join(dir, 'cfg', 'config.yaml'), CONFIG);
+    const domain = join(dir, 'mxl-domain');
+    const rxDomain = join(dir, 'mxl-domain-rx');
+    mkdirSync(domain);
+    mkdirSync(rxDomain);
+    const tai = () => loadPosix().taiNowNs();
+    const flowText = (f: string) => readFileSync(join(dir, 'cfg', 'flows', f), 'utf8');
+    const videoDir = addFlow(domain, flowText('v210_1080p2997.json'),
+      { id: VIDEO_ID, format: 1, rate: [30000n, 1001n], grainCount: 3, headIndex: 0n, lastWriteTime: tai() });
+    const audioDir = addFlow(rxDomain, flowText('audio_2ch_48k.json'), { id: AUDIO_ID, format: 2, rate: [48000n, 1n], channelCount: 2 });
+    writeFileSync(join(dir, 'cfg', 'config.yaml'), CONFIG(domain, rxDomain));
 
     const exporterPort = await freePort();
     instance = `127.0.0.1:${exporterPort}`;
@@ -149,8 +167,9 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
 
     // Traffic: tx at 110 % of the model's l2 bytes and packets, rx exactly as predicted; the PMA
     // data counters count 4-byte words. Counters are rewritten every 50 ms from the elapsed time.
+    // Every flow is on the wire, so the sum over all of them (provisioned) is the prediction.
     const predicted = (name: string, direction: string, layer?: string): number => {
-      const line = metrics.split('\n').find((l) => l.startsWith(`mxl_fabric_port_predicted_${name}_per_second{`) &&
+      const line = metrics.split('\n').find((l) => l.startsWith(`mxl_fabric_port_provisioned_${name}_per_second{`) &&
         l.includes(`direction="${direction}"`) && (!layer || l.includes(`layer="${layer}"`)));
       if (!line) throw new Error(`no predicted ${name} ${direction} in\n${metrics}`);
       return Number(line.slice(line.lastIndexOf(' ') + 1));
@@ -179,6 +198,8 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
       fx!.setNetdevStat(NETDEV, 'tx_packets', base.txPackets + n(rates.tx.packets));
       fx!.setNetdevStat(NETDEV, 'rx_bytes', base.rxBytes + n(rates.rx.bytes));
       fx!.setNetdevStat(NETDEV, 'rx_packets', base.rxPackets + n(rates.rx.packets));
+      commit(videoDir, n(30000 / 1001), tai());
+      commit(audioDir, n(48000), 0n);
     };
     advance();
     driver = setInterval(advance, 50);

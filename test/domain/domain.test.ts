@@ -1,13 +1,12 @@
 import { describe, it, expect, afterEach } from 'vitest';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { one, series, startDaemon, FLOWS, type Running } from '../exporter/harness.js';
-import { addFlow, commit, makeDomain } from './mxl-domain.js';
+import { addFlow, commit, makeDomain } from './mxl-domain.mjs';
+import { Writer } from './writer-process.js';
 import { loadPosix } from '../../src/ffi/posix.js';
 import { decodeFlowInfo } from '../../src/domain/flowinfo.js';
-import { flowHeader } from './mxl-domain.js';
+import { flowHeader } from './mxl-domain.mjs';
 
 const flowJson = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(FLOWS, name), 'utf8')) as Record<string, unknown>;
 const VIDEO = flowJson('v210_1080p2997.json'); // "Camera 1 video", 30000/1001
@@ -15,31 +14,6 @@ const AUDIO = flowJson('audio_2ch_48k.json'); // "Camera 1 audio", 2 ch, 48 kHz
 const DATA = flowJson('data_60.json'); // "Camera 1 ANC", 60/s
 const OTHER = { ...DATA, id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d42', label: 'Studio B ANC', tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['Studio B:Data'] } };
 const tai = (): bigint => loadPosix().taiNowNs();
-
-class Writer {
-  private constructor(private readonly proc: ChildProcessWithoutNullStreams, private readonly lines: AsyncIterator<string>) {}
-
-  static async start(dataFile: string): Promise<Writer> {
-    const proc = spawn(process.execPath, [join(__dirname, 'writer.mjs'), dataFile]);
-    const w = new Writer(proc, createInterface({ input: proc.stdout })[Symbol.asyncIterator]());
-    expect(await w.next()).toBe('ready');
-    return w;
-  }
-
-  private async next(): Promise<string> {
-    return (await this.lines.next()).value as string;
-  }
-
-  async advance(n: number, at: bigint): Promise<string> {
-    this.proc.stdin.write(`advance ${n} ${at}\n`);
-    return this.next();
-  }
-
-  async stop(): Promise<void> {
-    this.proc.stdin.write('exit\n');
-    await new Promise((r) => this.proc.once('exit', r));
-  }
-}
 
 let run: Running | undefined;
 let writer: Writer | undefined;
@@ -63,7 +37,7 @@ describe('MXL domain discovery', () => {
     const domain = makeDomain();
     const t0 = tai();
     const video = addFlow(domain, VIDEO, { id: VIDEO.id as string, format: 1, rate: [30000n, 1001n], grainCount: 3, headIndex: 1000n, lastWriteTime: t0 });
-    const audio = addFlow(domain, AUDIO, { id: AUDIO.id as string, format: 2, rate: [48000n, 1n], channelCount: 2, headIndex: 0n, lastWriteTime: t0 - 5_000_000_000n });
+    const audio = addFlow(domain, AUDIO, { id: AUDIO.id as string, format: 2, rate: [48000n, 1n], channelCount: 2, headIndex: 480_000n, lastWriteTime: t0 - 5_000_000_000n });
     addFlow(domain, OTHER, { id: OTHER.id, format: 3, rate: [60n, 1n], grainCount: 2 });
     addFlow(domain, '{ "id": "0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d43", "label": ', { id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d43', format: 3, rate: [60n, 1n] });
     mkdirSync(join(domain, '.mxl-tmp-unfinished'));
@@ -87,7 +61,7 @@ domains:
 
     // One second of writes: 30 video grains, 48,000 audio samples (100 grains of 10 ms).
     expect(await writer.advance(30, tai())).toBe('ok 1030');
-    commit(audio, 48_000n, t0 - 5_000_000_000n);
+    commit(audio, 528_000n, t0 - 5_000_000_000n);
     await run.tick(1);
     m = await run.scrape();
     expect(one(m, 'mxl_fabric_flow_measured_grains_per_second', { flow_id: VIDEO.id as string })).toBe(30);
@@ -98,10 +72,17 @@ domains:
     expect(one(m, 'mxl_fabric_flow_drift_ratio', { flow_id: AUDIO.id as string })).toBe(0);
     expect(one(m, 'mxl_fabric_flow_writer_active', { flow_id: VIDEO.id as string })).toBe(1);
     expect(one(m, 'mxl_fabric_flow_writer_active', { flow_id: AUDIO.id as string })).toBe(0);
-    // Wall-clock ages: the video writer wrote just now, the audio header says 5 s ago.
+    // The video writer stamped lastWriteTime just now. MXL's audio writer never stamps it (its
+    // header still says 5 s ago): its age comes from headIndex, which moved in this tick.
     expect(one(m, 'mxl_fabric_flow_last_write_age_seconds', { flow_id: VIDEO.id as string })).toBeLessThan(2);
-    expect(one(m, 'mxl_fabric_flow_last_write_age_seconds', { flow_id: AUDIO.id as string })).toBeGreaterThanOrEqual(5);
+    expect(one(m, 'mxl_fabric_flow_last_write_age_seconds', { flow_id: AUDIO.id as string })).toBe(0);
+    // The configured ANC flow is covered by the domain but not in it: absent, so only the two live
+    // flows count now; every bound flow stays in the provisioned sum.
+    expect(one(m, 'mxl_fabric_flow_state', { flow_id: DATA.id as string, state: 'absent' })).toBe(1);
     expect(one(m, 'mxl_fabric_port_predicted_packets_per_second', { device: 'rxe0', direction: 'tx' })).toBeCloseTo(
+      (1365 * 30000) / 1001 + 100, 9,
+    );
+    expect(one(m, 'mxl_fabric_port_provisioned_packets_per_second', { device: 'rxe0', direction: 'tx' })).toBeCloseTo(
       120 + (1365 * 30000) / 1001 + 100, 9,
     );
 

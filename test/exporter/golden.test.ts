@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type Running } from './harness.js';
 import { tool } from '../deploy/tools.js';
-import { addFlow, commit, makeDomain } from '../domain/mxl-domain.js';
+import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 import type { FixtureName, SysfsFixture } from '../fixtures/sysfs.js';
 import type { DaemonOptions } from '../../src/exporter/daemon.js';
 import { TableKernel, loadTable } from '../fixtures/ethtool.js';

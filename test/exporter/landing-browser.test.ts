@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startDaemon, type Running } from './harness.js';
 import { tool, ROOT } from '../deploy/tools.js';
-import { addFlow, commit, makeDomain } from '../domain/mxl-domain.js';
+import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 
 const browserBin = tool('chromium', 'chromium');
 
@@ -38,7 +38,9 @@ beforeAll(async () => {
   const domain = makeDomain();
   const video = addFlow(domain, VIDEO, { id: VIDEO.id, format: 1, rate: [25n, 1n], grainCount: 2, headIndex: 100n, lastWriteTime: 1n });
   // rxe0 on veth0 (10 Gb/s): tx carries the data flow exactly as predicted (drift 0, green);
-  // rx carries 10 % more audio packets and bytes than predicted (drift +10 %, red).
+  // rx carries 10 % more audio packets and bytes than predicted (drift +10 %, red). The domain
+  // covers only Camera 3: a domain that covered the configured data flow without holding it would
+  // show it absent and leave it out of the prediction.
   run = await startDaemon('rxe_6_1', `
 sampling: { interval: 1s, window: 4s }
 drift: { tolerance: 0.05 }
@@ -48,7 +50,7 @@ flows:
   - { flow: flows/data_60.json, device: rxe0, direction: tx }
   - { flow: flows/audio_2ch_48k.json, device: rxe0, direction: rx }
 domains:
-  - { path: ${domain}, device: rxe0, direction: tx }
+  - { path: ${domain}, device: rxe0, direction: tx, include: ["Camera 3:*"] }
 `);
   const c = { tx: 200n, txBytes: 13_420_822n, rx: 100n, rxBytes: 215_404n };
   for (let i = 1; i <= 3; i++) {
@@ -130,6 +132,11 @@ describe.skipIf(browserBin.skip)('landing page in Chromium', () => {
     expect((await cellOf('flows', 'writer', camera)).text).toBe('no');
     const anc = (cells: string[]): boolean => cells[0]!.startsWith('Camera 1 ANC');
     expect((await cellOf('flows', 'measured grains', anc)).text).toBe('—');
+    // state: the domain shows the video moving; the ANC flow no domain covers is trusted (always)
+    const live = await cellOf('flows', 'state', camera);
+    expect(live.text).toBe('live\nexpect when_live');
+    expect(live.background).toBe(GREEN);
+    expect((await cellOf('flows', 'state', anc)).text).toBe('unknown\nexpect always');
   });
 
   it('switches rates to bits per second and back with the toggle', async () => {

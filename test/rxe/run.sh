@@ -15,11 +15,13 @@ source "$HERE/lib.sh"
 
 # One line per scenario: NAME GUEST-SCRIPT HOST-SCRIPT|- HOST-PREPARE|- (paths from the checkout).
 # The guest script runs in the guest with RXE_OUT=<out>/NAME; the host script runs here with
-# --out <out>/NAME --exporter 127.0.0.1:PORT (the guest's :9842); the prepare script runs here,
-# before the boot, with the scenario's out dir as its argument.
+# --out <out>/NAME --exporter 127.0.0.1:PORT (the guest's :9842) and, for a scenario with a second
+# exporter (a second "host"), RXE_SECOND_EXPORTER=127.0.0.1:PORT2 (the guest's :9843); the prepare
+# script runs here, before the boot, with the scenario's out dir as its argument.
 SCENARIOS=(
   "exporter test/rxe/scenario-guest.sh test/rxe/scenario-host.mjs -"
   "mxl test/rxe/mxl/guest.sh - test/rxe/mxl/prepare.sh"
+  "flows test/rxe/flows/guest.sh test/rxe/flows/host.mjs test/rxe/mxl/prepare.sh"
   "ethtool test/rxe/ethtool-guest.sh - -"
 )
 
@@ -44,7 +46,10 @@ done
 
 OUT="$REPO/test/rxe/out/run-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
-PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+PORT="$(free_port)"
+PORT2="$(free_port)"
+while [[ $PORT2 == "$PORT" ]]; do PORT2="$(free_port)"; done
 started=$(rxe_now)
 
 guest_args=()
@@ -64,7 +69,7 @@ done
 # guest-ended tells each host side to stop waiting for phases that will never come.
 {
   rc=0
-  RXE_TIMEOUT="${RXE_TIMEOUT:-1500}" bash "$HERE/guest.sh" --hostfwd "$PORT:9842" --out "$OUT" -- \
+  RXE_TIMEOUT="${RXE_TIMEOUT:-1500}" bash "$HERE/guest.sh" --hostfwd "$PORT:9842" --hostfwd "$PORT2:9843" --out "$OUT" -- \
     bash test/rxe/scenarios.sh "${guest_args[@]}" || rc=$?
   for line in "${selected[@]}"; do read -r name _ <<<"$line"; touch "$OUT/$name/guest-ended"; done
   exit "$rc"
@@ -73,7 +78,7 @@ guest=$!
 host_failed=()
 for step in "${host_steps[@]}"; do
   read -r name host <<<"$step"
-  node "$REPO/$host" --out "$OUT/$name" --exporter "127.0.0.1:$PORT" || host_failed+=("$name")
+  RXE_SECOND_EXPORTER="127.0.0.1:$PORT2" node "$REPO/$host" --out "$OUT/$name" --exporter "127.0.0.1:$PORT" || host_failed+=("$name")
 done
 guest_rc=0
 wait "$guest" || guest_rc=$?

@@ -6,53 +6,23 @@
 //     tx) within 5 % of the reverse prediction; the drift alert is not firing.
 //   B (a flow the config does not know joins): the drift alert fires for rxe0 tx.
 // usage: node scenario-host.mjs --out DIR --exporter HOST:PORT
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import YAML from 'yaml';
+import { query, sleep, startPrometheus, testRules } from './lib/prometheus.mjs';
 
 const { values: args } = parseArgs({ options: { out: { type: 'string' }, exporter: { type: 'string' } } });
 const OUT = args.out;
-const REPO = new URL('../..', import.meta.url).pathname;
 const TEST_FOR = '5s';
 const DRIFT_LIMIT = 0.02;
 const ACK_DRIFT_LIMIT = 0.05;
 const report = { checks: [], numbers: {} };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (m) => console.error(`scenario-host: ${m}`);
 
 function check(ok, what, numbers) {
   report.checks.push({ ok, what, ...(numbers ? { numbers } : {}) });
   log(`${ok ? 'ok  ' : 'FAIL'} ${what}${numbers ? ` ${JSON.stringify(numbers)}` : ''}`);
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** The project's rules with every `for:` shortened, so the test sees alerts within seconds. */
-function testRules(dir) {
-  const rulesDir = process.env.RXE_RULES_DIR ?? join(REPO, 'deploy/prometheus/rules');
-  const files = ['alerts.yml', 'recording.yml'].map((f) => join(rulesDir, f));
-  const missing = files.filter((f) => !existsSync(f));
-  if (missing.length) throw new Error(`missing rule files: ${missing.join(', ')}`);
-  return files.map((file) => {
-    const doc = YAML.parse(readFileSync(file, 'utf8'));
-    for (const g of doc.groups) {
-      g.interval = '1s';
-      for (const r of g.rules) if (r.for) r.for = TEST_FOR;
-    }
-    const target = join(dir, `test-${file.split('/').pop()}`);
-    writeFileSync(target, YAML.stringify(doc));
-    return target;
-  });
 }
 
 function driftAlertNames(ruleFiles) {
@@ -64,35 +34,6 @@ function driftAlertNames(ruleFiles) {
   }
   if (!names.length) throw new Error('no alert rule on mxl_fabric_port_drift_ratio in deploy/prometheus/rules');
   return names;
-}
-
-async function startPrometheus(dir, ruleFiles) {
-  const port = await freePort();
-  const config = {
-    global: { scrape_interval: '1s', evaluation_interval: '1s' },
-    rule_files: ruleFiles,
-    scrape_configs: [{ job_name: 'mxl-fabric-exporter', static_configs: [{ targets: [args.exporter] }] }],
-  };
-  writeFileSync(join(dir, 'prometheus.yml'), YAML.stringify(config));
-  const proc = spawn('prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`,
-    `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1h', '--log.level=warn',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  proc.stderr.on('data', (d) => writeFileSync(join(dir, 'prometheus.log'), d, { flag: 'a' }));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${base}/-/ready`)).ok) return { proc, base };
-    } catch { /* starting */ }
-    await sleep(200);
-  }
-  throw new Error('prometheus did not become ready');
-}
-
-async function query(base, q) {
-  const r = await (await fetch(`${base}/api/v1/query?query=${encodeURIComponent(q)}`)).json();
-  if (r.status !== 'success') throw new Error(`query ${q}: ${r.error}`);
-  return r.data.result.map((s) => ({ labels: s.metric, value: Number(s.value[1]) }));
 }
 
 async function waitFor(file, timeoutMs) {
@@ -172,9 +113,9 @@ async function phaseB(base, alerts, deadline) {
 async function main() {
   const dir = join(OUT, 'prometheus');
   mkdirSync(dir, { recursive: true });
-  const rules = testRules(dir);
+  const rules = testRules(dir, TEST_FOR);
   const alerts = driftAlertNames(rules);
-  const prom = await startPrometheus(dir, rules);
+  const prom = await startPrometheus(dir, [args.exporter], rules);
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => { prom.proc.kill('SIGTERM'); process.exit(1); });
   try {
     const ruleCheck = await (await fetch(`${prom.base}/api/v1/rules`)).json();

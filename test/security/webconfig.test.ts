@@ -160,15 +160,12 @@ describe('basic auth', () => {
     expect(await w.auth.verify(u, hdr(`prometheus:${PASSWORD}`))).toBe(true);
     expect(await w.auth.verify(u, hdr(`prometheus:${PASSWORD}`))).toBe(true);
     expect(w.auth.comparisons).toBe(1);
-    // An unknown user is compared against a real hash, so it costs what a known one costs.
-    const t0 = performance.now();
+    // An unknown user is compared against a real hash, so it costs what a known one costs: one
+    // bcrypt comparison each (counted, not timed: timings on a shared machine are noise).
     expect(await w.auth.verify(u, hdr('mallory:x'))).toBe(false);
-    const unknownMs = performance.now() - t0;
-    const t1 = performance.now();
+    expect(w.auth.comparisons).toBe(2);
     expect(await w.auth.verify(u, hdr('prometheus:y'))).toBe(false);
-    const wrongMs = performance.now() - t1;
     expect(w.auth.comparisons).toBe(3);
-    expect(unknownMs).toBeGreaterThan(wrongMs / 3);
     // A user whose password matches another user's hash is still not that user.
     expect(await w.auth.verify(u, hdr(`mallory:${PASSWORD}`))).toBe(false);
   });

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 : "${RXE_OUT:?RXE_OUT is set by guest.sh}"
 HERE=test/rxe/mxl
+source test/rxe/routing.sh
 P=${MXL_PREFIX:-/opt/mxl}
 TX=/dev/shm/mxl-tx
 RX=/dev/shm/mxl-rx
@@ -26,22 +27,12 @@ cleanup() {
   for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
   sleep 1
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  ip rule del pref 10 iif lo from 192.168.77.1 to 192.168.77.2 lookup 100 2>/dev/null || true
-  ip rule del pref 10 iif lo from 192.168.77.2 to 192.168.77.1 lookup 101 2>/dev/null || true
-  if ip rule show pref 1000 | grep -q local; then ip rule del pref 1000 lookup local; ip rule add pref 0 lookup local; fi
+  rxe_route_down 192.168.77.1 192.168.77.2
 }
 trap cleanup EXIT
 
-# Both rxe ends are local addresses of one host: without these rules RDMA CM resolves the peer
-# as loopback and nothing crosses the veths (shared/notes/rdma-facts.md, "Facts measured ... MXL").
 route() {
-  ip rule add pref 10 iif lo from 192.168.77.1 to 192.168.77.2 lookup 100
-  ip rule add pref 10 iif lo from 192.168.77.2 to 192.168.77.1 lookup 101
-  ip route add 192.168.77.2 dev veth0 src 192.168.77.1 table 100
-  ip route add 192.168.77.1 dev veth1 src 192.168.77.2 table 101
-  ip rule del pref 0 lookup local
-  ip rule add pref 1000 lookup local
-  ip route get 192.168.77.2 from 192.168.77.1 | grep -q 'dev veth0' || { fail "policy routing: 192.168.77.2 not via veth0"; return 1; }
+  rxe_route_up 192.168.77.1 192.168.77.2 || { fail "policy routing: 192.168.77.2 not via veth0"; return 1; }
 }
 
 # The kernel's counters for both ports, as JSON, read with shell builtins only: a fork costs

@@ -3,23 +3,16 @@
  * lib/include/mxl/flowinfo.h, FlowManager): `<uuid>.mxl-flow/` with flow_def.json,
  * a 2048-byte `data` header (mxlFlowInfo v1), `access`, and `grains/data.<N>`, built in a
  * `.mxl-tmp-*` folder and renamed into place as MXL does.
+ *
+ * Plain JavaScript (types in mxl-domain.d.mts) so that the soft-RoCE guest's writer
+ * (test/rxe/flows/domain-writer.mjs) runs it with node alone.
  */
 import { mkdirSync, mkdtempSync, renameSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface HeaderFields {
-  readonly id: string;
-  /** mxlDataFormat: 1 video, 2 audio, 3 data. */
-  readonly format: 1 | 2 | 3;
-  readonly rate: [bigint, bigint];
-  readonly grainCount?: number;
-  readonly channelCount?: number;
-  readonly headIndex?: bigint;
-  readonly lastWriteTime?: bigint;
-}
-
-export function flowHeader(h: HeaderFields): Buffer {
+/** @param {import('./mxl-domain.d.mts').HeaderFields} h */
+export function flowHeader(h) {
   const b = Buffer.alloc(2048);
   b.writeUInt32LE(1, 0);
   b.writeUInt32LE(2048, 4);
@@ -38,12 +31,12 @@ export function flowHeader(h: HeaderFields): Buffer {
   return b;
 }
 
-export const makeDomain = (): string => mkdtempSync(join(tmpdir(), 'mxl-domain-'));
+export const makeDomain = () => mkdtempSync(join(tmpdir(), 'mxl-domain-'));
 
 /** Writes a flow the way MXL does: build under .mxl-tmp-*, then rename into place. */
-export function addFlow(domain: string, flowDef: Record<string, unknown> | string, header: HeaderFields): string {
-  const tmp = join(domain, `.mxl-tmp-${header.id.slice(0, 8)}`);
-  mkdirSync(join(tmp, 'grains'), { recursive: true });
+export function addFlow(domain, flowDef, header) {
+  const tmp = mkdtempSync(join(domain, '.mxl-tmp-')); // unique, as MXL's: writers may create flows at once
+  mkdirSync(join(tmp, 'grains'));
   writeFileSync(join(tmp, 'flow_def.json'), typeof flowDef === 'string' ? flowDef : JSON.stringify(flowDef, null, 2));
   writeFileSync(join(tmp, 'data'), flowHeader(header));
   writeFileSync(join(tmp, 'access'), '');
@@ -54,7 +47,7 @@ export function addFlow(domain: string, flowDef: Record<string, unknown> | strin
 }
 
 /** Rewrites the runtime block in place, as a writer's commit does. */
-export function commit(dir: string, headIndex: bigint, lastWriteTime: bigint): void {
+export function commit(dir, headIndex, lastWriteTime) {
   const b = Buffer.alloc(16);
   b.writeBigUInt64LE(headIndex, 0);
   b.writeBigUInt64LE(lastWriteTime, 8);

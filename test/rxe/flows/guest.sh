@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Runs inside the soft-RoCE guest (test/rxe/run.sh, scenario "flows"): two exporters, one per
+# "host" (sender.yaml on rxe0 at :9842; receiver.yaml on rxe1 at :9843, from phase B), and the
+# phases the host side (host.mjs) checks with a real Prometheus. Each phase starts with a marker
+# file in $RXE_OUT (phase-NAME) and waits for the host's ack-NAME before the next one.
+#
+#   A  three flows on rxe0 (mxl-loadgen, one sender per flow, and an MXL-like writer per flow in
+#      /dev/shm/flows-tx): a-run, a-data-stopped (data's writer and sender only), a-all-stopped,
+#      a-restarted.
+#   B  real MXL: mxl-gst-testsrc writes video + audio into /dev/shm/mxl-tx; mxl-fabrics-demo's
+#      target re-creates the video in /dev/shm/mxl-rx on rxe1 and its initiator sends it from
+#      rxe0: b-run, b-initiator-stopped, b-target-stopped.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
+: "${RXE_OUT:?RXE_OUT is set by guest.sh}"
+HERE=test/rxe/flows
+source test/rxe/routing.sh
+LOADGEN=native/build/mxl-loadgen
+WRITER=test/domain/writer.mjs
+MXL=${MXL_PREFIX:-/opt/mxl}
+SRC=192.168.77.1
+DST=192.168.77.2
+ACK_TIMEOUT=180
+# Built on the host by test/rxe/mxl/prepare.sh: the guest cannot write to the host root.
+export GST_REGISTRY=$RXE_OUT/gst-registry.bin GST_REGISTRY_UPDATE=no
+
+log() { echo "flows-guest: $*" >&2; }
+fail() { log "FAIL: $*"; echo "$*" >>"$RXE_OUT/guest-failures.txt"; }
+cli() { node dist/cli/main.js "$@"; }
+mark() { date +%s.%N >"$RXE_OUT/phase-$1"; log "phase $1"; }
+wait_ack() { # wait_ack PHASE: the host side has checked it
+  local i
+  for i in $(seq $((ACK_TIMEOUT * 4))); do
+    [[ -e $RXE_OUT/ack-$1 ]] && return 0
+    [[ -e $RXE_OUT/host-done ]] && { log "host side ended before ack-$1"; return 1; }
+    sleep 0.25
+  done
+  fail "no ack-$1 from the host side within ${ACK_TIMEOUT}s"
+  return 1
+}
+
+wait_ready() { # wait_ready PORT
+  local i
+  for i in $(seq 120); do
+    node -e "fetch('http://127.0.0.1:$1/-/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
+policy_routing() {
+  rxe_route_up $SRC $DST || fail "policy routing: $DST from $SRC does not leave on veth0"
+}
+unroute() { rxe_route_down $SRC $DST; }
+
+declare -A WRITERS SENDERS
+start_flow() { # start_flow NAME: the flow's writer (domain entry), then its sender (wire)
+  local name=$1
+  node $WRITER --paced /dev/shm/flows-tx $HERE/flows/$name.json 10 >"$RXE_OUT/writer-$name.out" 2>"$RXE_OUT/writer-$name.err" &
+  WRITERS[$name]=$!
+  $LOADGEN send --connect $DST:7480 --source $SRC --flows-json "$RXE_OUT/loadgen-$name.json" --duration 900 --json \
+    >>"$RXE_OUT/send-$name.json" 2>>"$RXE_OUT/send-$name.err" &
+  SENDERS[$name]=$!
+}
+stop_flow() { # stop_flow NAME: a clean stop, as an MXL sender exits (its writer deletes the flow)
+  local name=$1
+  kill -TERM "${SENDERS[$name]}" "${WRITERS[$name]}" 2>/dev/null || true
+  wait "${SENDERS[$name]}" 2>/dev/null || true
+  wait "${WRITERS[$name]}" 2>/dev/null || true
+}
+
+phase_a() {
+  local f
+  for f in video audio data; do
+    cli calc --provider rdma_rocev2 --ib-mtu 4096 --output json $HERE/flows/$f.json >"$RXE_OUT/loadgen-$f.json"
+  done
+  mkdir -p /dev/shm/flows-tx
+  $LOADGEN serve --bind $DST:7480 --json >"$RXE_OUT/serve.json" 2>"$RXE_OUT/serve.err" &
+  SERVE=$!
+  sleep 1
+  for f in video audio data; do start_flow $f; done
+  mark a-run; wait_ack a-run || return 1
+  stop_flow data
+  mark a-data-stopped; wait_ack a-data-stopped || return 1
+  stop_flow video
+  stop_flow audio
+  mark a-all-stopped; wait_ack a-all-stopped || return 1
+  for f in video audio data; do start_flow $f; done
+  mark a-restarted; wait_ack a-restarted || return 1
+  for f in video audio data; do stop_flow $f; done
+  kill -TERM "$SERVE" 2>/dev/null || true
+  wait "$SERVE" 2>/dev/null || true
+}
+
+phase_b() {
+  local video audio id
+  video=$HERE/flows/mxl-video.json
+  audio=$HERE/flows/mxl-audio.json
+  id=$(node -p "require('./$video').id")
+  mkdir -p /dev/shm/mxl-tx /dev/shm/mxl-rx
+  "$MXL/bin/mxl-gst-testsrc" -d /dev/shm/mxl-tx -v $video -a $audio >"$RXE_OUT/testsrc.log" 2>&1 &
+  local testsrc=$!
+  "$MXL/bin/mxl-fabrics-demo" -d /dev/shm/mxl-rx -p verbs -n $DST -s 1312 -f $video -t @/tmp/target.json >"$RXE_OUT/target.log" 2>&1 &
+  local target=$!
+  local i
+  for i in $(seq 240); do [[ -s /tmp/target.json && -d /dev/shm/mxl-tx/$id.mxl-flow ]] && break; sleep 0.25; done
+  [[ -s /tmp/target.json ]] || { fail "mxl-fabrics-demo target wrote no target info: $(tail -n 3 "$RXE_OUT/target.log")"; return 1; }
+  [[ -d /dev/shm/mxl-tx/$id.mxl-flow ]] || { fail "mxl-gst-testsrc created no flow: $(tail -n 3 "$RXE_OUT/testsrc.log")"; return 1; }
+  LD_LIBRARY_PATH="$MXL/lib-rw" "$MXL/bin/mxl-fabrics-demo" -i -d /dev/shm/mxl-tx -p verbs -n $SRC -f "$id" -t @/tmp/target.json \
+    >"$RXE_OUT/initiator.log" 2>&1 &
+  local initiator=$!
+  mark b-run; wait_ack b-run || return 1
+  kill -INT "$initiator" 2>/dev/null || true
+  wait "$initiator" 2>/dev/null || true
+  mark b-initiator-stopped; wait_ack b-initiator-stopped || return 1
+  kill -INT "$target" 2>/dev/null || true
+  wait "$target" 2>/dev/null || true
+  mark b-target-stopped; wait_ack b-target-stopped || return 1
+  kill -INT "$testsrc" 2>/dev/null || true
+  wait "$testsrc" 2>/dev/null || true
+}
+
+main() {
+  [[ -x $LOADGEN ]] || { fail "no $LOADGEN: build it on the host (npm run build:native)"; exit 1; }
+  ulimit -l unlimited 2>/dev/null || true
+  trap unroute EXIT
+  policy_routing
+  cli serve --config.file $HERE/sender.yaml --web.listen-address :9842 --log.format json >"$RXE_OUT/exporter-sender.log" 2>&1 &
+  local sender=$!
+  wait_ready 9842 || { fail "sender exporter not ready"; exit 1; }
+  mark ready
+  phase_a || fail "phase A did not finish"
+  # The receiving host's exporter joins for phase B only: two vCPUs under emulation are scarce.
+  cli serve --config.file $HERE/receiver.yaml --web.listen-address :9843 --log.format json >"$RXE_OUT/exporter-receiver.log" 2>&1 &
+  local receiver=$!
+  wait_ready 9843 || { fail "receiver exporter not ready"; exit 1; }
+  phase_b || fail "phase B did not finish"
+  mark done
+  local i
+  for i in $(seq 120); do [[ -e $RXE_OUT/host-done ]] && break; sleep 0.5; done
+  kill "$sender" "$receiver" 2>/dev/null || true
+  wait "$sender" "$receiver" 2>/dev/null || true
+  [[ ! -s $RXE_OUT/guest-failures.txt ]]
+}
+
+main "$@"
