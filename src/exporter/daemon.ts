@@ -12,6 +12,7 @@ import { Planner } from '../predictions/plan.js';
 import { Sampler, defaultReadTimeoutMs } from '../sampler/sampler.js';
 import { BoundedReads } from '../reads/bounded.js';
 import { selectSources, type Measurement } from '../sources/select.js';
+import { releaseLoadGarbage } from './memory.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
 import { WebConfigWatcher } from './web/index.js';
@@ -206,9 +207,13 @@ export class Daemon {
     await this.sampler.start(this.opts.manualClock !== undefined);
   }
 
-  /** The exposition of a new config is formatted now, in slices, rather than by the first scrape. */
+  /**
+   * The exposition of a new config is formatted and gzipped now, in slices, rather than by the
+   * first scrape; then the load's garbage is collected and the C heap it freed goes back to the
+   * kernel (memory.ts).
+   */
   private prewarm(): void {
-    void this.metrics.render().catch(() => undefined);
+    void this.metrics.renderGzip().then(() => new Promise((resolve) => setImmediate(resolve))).then(() => releaseLoadGarbage()).catch(() => undefined);
   }
 
   /** One sampling tick now (tests with a manual clock). */

@@ -5,6 +5,8 @@
  * per-flow prediction) until a plan changes, the others until the next sampling tick.
  * prom-client serves the process and Node.js metrics and the exporter's own few gauges.
  */
+import { promisify } from 'node:util';
+import { constants as zlibConstants, inflateRaw } from 'node:zlib';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
@@ -29,8 +31,14 @@ export interface ReloadStatus {
 
 interface Cached {
   readonly key: readonly unknown[];
-  /** Built beside the event loop (formatText()), in chunks; concurrent scrapes wait for the same one. */
-  readonly body: Promise<Buffer[]>;
+  /**
+   * The text, built beside the event loop (formatText()) in chunks; concurrent scrapes wait for
+   * the same one. The plan's is let go once gzipped (`keepText` false): see gunzipped().
+   */
+  text: Promise<Buffer[]> | undefined;
+  /** Its chunks gzipped, made by the first gzip scrape (or prewarm) and kept with the piece. */
+  gzip: Promise<GzipPiece[]> | undefined;
+  readonly keepText: boolean;
 }
 
 /** Longest stretch of formatting between two turns of the event loop. */
@@ -44,6 +52,8 @@ const FORMAT_CHUNK = 1000;
  */
 const TEXT_CHUNK_BYTES = 256 * 1024;
 
+const inflateRawAsync = promisify(inflateRaw);
+
 const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): boolean =>
   a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
 
@@ -53,8 +63,6 @@ export class Metrics {
   private tickText: Cached | undefined;
   /** prom-client's families (process, Node.js, the exporter's own), kept for the tick like the rest. */
   private registryText: Cached | undefined;
-  /** Each kept piece's chunks gzipped, for as long as the piece is kept (Prometheus asks for gzip). */
-  private readonly gzipped = new WeakMap<Cached, Promise<GzipPiece[]>>();
 
   constructor(
     private readonly state: () => ExporterState,
@@ -75,27 +83,31 @@ export class Metrics {
   /**
    * The exposition gzipped, as one gzip stream made of its pieces compressed apart (gzip.ts) on
    * libuv's threadpool, each once for as long as the piece is kept: the per-flow text of 10,000
-   * flows (10 MB) once per reload, the rest once per tick.
+   * flows (18 MB) once per reload, the rest once per tick. The per-flow text itself is not kept
+   * once compressed (0.6 MB): scrapes without gzip inflate it again (gunzipped()).
    */
   async renderGzip(): Promise<Buffer[]> {
-    const parts = this.render();
-    const pieces = [this.planText!, this.tickText!, this.registryText!];
-    await parts;
+    const pieces = this.pieces();
     const zipped = await Promise.all(pieces.map((piece, i) => {
-      let z = this.gzipped.get(piece);
-      if (z === undefined) {
+      if (piece.gzip === undefined) {
         const last = i === pieces.length - 1;
         // A piece's chunks compress apart; only the very last chunk of all finishes the stream.
-        z = piece.body.then((chunks) => Promise.all(chunks.map((c, k) => gzipPiece(c, last && k === chunks.length - 1))));
-        this.gzipped.set(piece, z);
+        piece.gzip = piece.text!.then((chunks) => Promise.all(chunks.map((c, k) => gzipPiece(c, last && k === chunks.length - 1))));
+        if (!piece.keepText) void piece.gzip.then(() => (piece.text = undefined), () => undefined);
       }
-      return z;
+      return piece.gzip;
     }));
     return gzipStream(zipped.flat());
   }
 
   /** The exposition in pieces: the kept plan and tick texts, then prom-client's families. */
   async render(): Promise<Buffer[]> {
+    const parts = await Promise.all(this.pieces().map((p) => p.text ?? gunzipped(p.gzip!)));
+    return parts.flat();
+  }
+
+  /** The plan, tick and registry pieces for now: kept ones, or new ones (formatting started). */
+  private pieces(): [plan: Cached, tick: Cached, registry: Cached] {
     const state = this.state();
     state.planner.plans(attrsLookup(state.sampler)); // first: an MTU change moves the plan version
     let views: readonly PortView[] | undefined;
@@ -104,10 +116,10 @@ export class Metrics {
     const tickKey = [...planKey, state.sampler, state.sampler?.ticks, state.domains, state.domains?.ticks];
     const plan = sameKey(this.planText?.key, planKey)
       ? this.planText!
-      : { key: planKey, body: this.formatText('plan', viewsNow(), state, []) };
+      : { key: planKey, text: this.formatText('plan', viewsNow(), state, []), gzip: undefined, keepText: false };
     const tick = sameKey(this.tickText?.key, tickKey)
       ? this.tickText!
-      : { key: tickKey, body: this.formatText('tick', viewsNow(), state, flowMeasurements(state)) };
+      : { key: tickKey, text: this.formatText('tick', viewsNow(), state, flowMeasurements(state)), gzip: undefined, keepText: true };
     this.planText = plan;
     this.tickText = tick;
     // Scrapes between two ticks share one text: concurrent scrapers cost one render, and
@@ -116,9 +128,9 @@ export class Metrics {
     const registryKey = [...tickKey, status.ok, status.lastSuccessSeconds];
     const registry = sameKey(this.registryText?.key, registryKey)
       ? this.registryText!
-      : { key: registryKey, body: this.registry.metrics().then((t) => [Buffer.from(t)]) };
+      : { key: registryKey, text: this.registry.metrics().then((t) => [Buffer.from(t)]), gzip: undefined, keepText: true };
     this.registryText = registry;
-    return Promise.all([plan.body, tick.body, registry.body]).then((parts) => parts.flat());
+    return [plan, tick, registry];
   }
 
   /**
@@ -165,6 +177,11 @@ export class Metrics {
     gauge('exporter_config_last_reload_success_timestamp_seconds', 'Unix time of the last successful config load.', [], (g) =>
       g.set(this.reload().lastSuccessSeconds));
   }
+}
+
+/** A piece's text again from its gzipped chunks (each a sync-flushed raw deflate), on libuv's threadpool. */
+function gunzipped(gzip: Promise<GzipPiece[]>): Promise<Buffer[]> {
+  return gzip.then((pieces) => Promise.all(pieces.map((p) => inflateRawAsync(p.deflated, { finishFlush: zlibConstants.Z_SYNC_FLUSH }))));
 }
 
 /** Text written into buffers of about `size` bytes each, never copied into one. */
