@@ -52,6 +52,8 @@ export class Daemon {
   /** The reload running, and the one asked for while it runs (the file may have changed again). */
   private reloading: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
   private reloadNext: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
+  /** prewarm() of the last load. */
+  private warming: Promise<void> = Promise.resolve();
   private readonly metrics: Metrics;
 
   constructor(private readonly opts: DaemonOptions) {
@@ -213,7 +215,15 @@ export class Daemon {
    * kernel (memory.ts).
    */
   private prewarm(): void {
-    void this.metrics.renderGzip().then(() => new Promise((resolve) => setImmediate(resolve))).then(() => releaseLoadGarbage()).catch(() => undefined);
+    this.warming = this.metrics.renderGzip()
+      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(() => releaseLoadGarbage())
+      .then(() => undefined, () => undefined);
+  }
+
+  /** Resolves when the last load's exposition is formatted and gzipped and its garbage released. */
+  warmed(): Promise<void> {
+    return this.warming;
   }
 
   /** One sampling tick now (tests with a manual clock). */
