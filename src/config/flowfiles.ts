@@ -66,7 +66,9 @@ export class FlowFiles {
   /** The file's real path (the path itself when it cannot be resolved: reported when read). */
   realPath(file: string): string {
     if (this.reads.get(file)?.linked !== false) return realOr(file);
-    return join(this.realDir(dirname(file)), basename(file));
+    const dir = dirname(file);
+    const real = this.realDir(dir);
+    return real === dir ? file : join(real, basename(file)); // `file` is normalized (resolve()d)
   }
 
   /** A folder's real path, resolved once per load. */

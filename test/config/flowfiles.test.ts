@@ -59,6 +59,28 @@ describe('flow files', () => {
     await expect(loadConfigAsync(file, reader)).rejects.toThrow(/is outside the config's folder/);
   });
 
+  it('reads three batches of files as loadConfig() reads them, and reports a bad file in the last', async () => {
+    const dir = configDir();
+    const def = JSON.parse(readFileSync(join(flowsDir, 'data_60.json'), 'utf8')) as Record<string, unknown>;
+    const n = 1234; // three batches of flow files, the last one short
+    const lines = ['flows:'];
+    for (let i = 0; i < n; i++) {
+      const id = `0a3e1c52-4f0e-4d8b-9d0c-${String(i).padStart(12, '0')}`;
+      writeFileSync(join(dir, `flows/f${i}.json`), JSON.stringify({ ...def, id, label: `flow ${i}` }));
+      lines.push(`  - { flow: flows/f${i}.json, device: rxe0, direction: ${i % 2 ? 'rx' : 'tx'} }`);
+    }
+    writeFileSync(join(dir, 'config.yaml'), `${lines.join('\n')}\n`);
+    const [sync, async] = await loadBoth(join(dir, 'config.yaml'));
+    expect(async!.flows.map((f) => f.flow.label)).toEqual(sync!.flows.map((f) => f.flow.label));
+    expect(async!.flows).toHaveLength(n);
+    expect(async!.flows[n - 1]!.flow.label).toBe(`flow ${n - 1}`);
+    // A bad file in the last batch is reported by both, with its name.
+    writeFileSync(join(dir, `flows/f${n - 2}.json`), '{ "id": 7 }');
+    const file = join(dir, 'config.yaml');
+    expect(() => loadConfig(file)).toThrow(new RegExp(`f${n - 2}\\.json`));
+    await expect(loadConfigAsync(file, reader)).rejects.toThrow(new RegExp(`f${n - 2}\\.json`));
+  });
+
   it('isInside: the folder itself and below it, nothing else', () => {
     expect(isInside('/etc/mfe', '/etc/mfe')).toBe(true);
     expect(isInside('/etc/mfe', '/etc/mfe/flows/a.json')).toBe(true);
