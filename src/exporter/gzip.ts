@@ -21,8 +21,9 @@ const crc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
 const LEVEL = 3;
 
 export interface GzipPiece {
-  /** Raw deflate of the piece: sync-flushed (`last`: finished). */
-  readonly deflated: Buffer;
+  /** Raw deflate of the piece, in one or more parts, each sync-flushed (the stream's last: finished). */
+  readonly deflated: readonly Buffer[];
+  /** CRC-32 and length of the piece's text. */
   readonly crc: number;
   readonly length: number;
 }
@@ -31,7 +32,22 @@ export interface GzipPiece {
 export async function gzipPiece(text: Buffer, last: boolean): Promise<GzipPiece> {
   const deflating = deflateRawAsync(text, { level: LEVEL, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH });
   const crc = crc32 ? crc32(text) : await storedCrc(text);
-  return { deflated: await deflating, crc, length: text.length };
+  return { deflated: [await deflating], crc, length: text.length };
+}
+
+/**
+ * Pieces in order as one piece: their CRCs combined once. Combining costs ~0.1 ms per piece
+ * (matrix powers, below): a piece kept for many scrapes is joined when it is made, so a
+ * scrape combines three pieces, not the ~75 chunks of 10,000 flows' text (5-7 ms a scrape).
+ */
+export function joinPieces(pieces: readonly GzipPiece[]): GzipPiece {
+  let crc = 0;
+  let length = 0;
+  for (const p of pieces) {
+    crc = crc32Combine(crc, p.crc, p.length);
+    length += p.length;
+  }
+  return { deflated: pieces.flatMap((p) => p.deflated), crc, length };
 }
 
 /** The CRC-32 from the trailer of a stored (not compressed) gzip of `text`. */
@@ -45,16 +61,11 @@ const HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 
 /** The gzip stream of the pieces in order (the last one compressed with `last`). */
 export function gzipStream(pieces: readonly GzipPiece[]): Buffer[] {
-  let crc = 0;
-  let length = 0;
-  for (const p of pieces) {
-    crc = crc32Combine(crc, p.crc, p.length);
-    length += p.length;
-  }
+  const whole = joinPieces(pieces);
   const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc >>> 0, 0);
-  trailer.writeUInt32LE(length % 2 ** 32, 4);
-  return [HEADER, ...pieces.map((p) => p.deflated), trailer];
+  trailer.writeUInt32LE(whole.crc >>> 0, 0);
+  trailer.writeUInt32LE(whole.length % 2 ** 32, 4);
+  return [HEADER, ...whole.deflated, trailer];
 }
 
 // zlib crc32.c crc32_combine(): CRC-32 of A followed by B from crc(A), crc(B) and len(B), by

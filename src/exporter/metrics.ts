@@ -11,7 +11,7 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
 import { familyHeader, formatLabels, formatSamples, type Labels, type Sample } from './exposition.js';
-import { type GzipPiece, gzipPiece, gzipStream } from './gzip.js';
+import { type GzipPiece, gzipPiece, gzipStream, joinPieces } from './gzip.js';
 import type { SampledCounter } from '../sampler/sampler.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
 
@@ -36,8 +36,8 @@ interface Cached {
    * the same one. The plan's is let go once gzipped (`keepText` false): see gunzipped().
    */
   text: Promise<Buffer[]> | undefined;
-  /** Its chunks gzipped, made by the first gzip scrape (or prewarm) and kept with the piece. */
-  gzip: Promise<GzipPiece[]> | undefined;
+  /** Its chunks gzipped (one piece: joinPieces()), made by the first gzip scrape (or prewarm) and kept with the piece. */
+  gzip: Promise<GzipPiece> | undefined;
   readonly keepText: boolean;
 }
 
@@ -92,12 +92,12 @@ export class Metrics {
       if (piece.gzip === undefined) {
         const last = i === pieces.length - 1;
         // A piece's chunks compress apart; only the very last chunk of all finishes the stream.
-        piece.gzip = piece.text!.then((chunks) => Promise.all(chunks.map((c, k) => gzipPiece(c, last && k === chunks.length - 1))));
+        piece.gzip = piece.text!.then((chunks) => Promise.all(chunks.map((c, k) => gzipPiece(c, last && k === chunks.length - 1)))).then(joinPieces);
         if (!piece.keepText) void piece.gzip.then(() => (piece.text = undefined), () => undefined);
       }
       return piece.gzip;
     }));
-    return gzipStream(zipped.flat());
+    return gzipStream(zipped);
   }
 
   /** The exposition in pieces: the kept plan and tick texts, then prom-client's families. */
@@ -180,8 +180,8 @@ export class Metrics {
 }
 
 /** A piece's text again from its gzipped chunks (each a sync-flushed raw deflate), on libuv's threadpool. */
-function gunzipped(gzip: Promise<GzipPiece[]>): Promise<Buffer[]> {
-  return gzip.then((pieces) => Promise.all(pieces.map((p) => inflateRawAsync(p.deflated, { finishFlush: zlibConstants.Z_SYNC_FLUSH }))));
+function gunzipped(gzip: Promise<GzipPiece>): Promise<Buffer[]> {
+  return gzip.then((piece) => Promise.all(piece.deflated.map((d) => inflateRawAsync(d, { finishFlush: zlibConstants.Z_SYNC_FLUSH }))));
 }
 
 /** Text written into buffers of about `size` bytes each, never copied into one. */
