@@ -31,13 +31,15 @@ async function once() {
     last = now;
   }, 1);
   const t = performance.now();
+  const c0 = process.cpuUsage();
   const config = load.loadConfigAsync ? await load.loadConfigAsync(configFile, reader) : load.loadConfig(configFile);
   const ms = performance.now() - t;
+  const c = process.cpuUsage(c0);
   // One more turn, so a load that never yielded shows as one long gap.
   await new Promise((r) => setTimeout(r, 2));
   clearInterval(timer);
   gap = Math.max(gap, performance.now() - last);
-  return { ms, maxStallMs: Math.max(0, gap - 1), flows: config.flows.length };
+  return { ms, cpuMs: (c.user + c.system) / 1000, maxStallMs: Math.max(0, gap - 1), flows: config.flows.length };
 }
 
 const runs = [];
@@ -48,8 +50,10 @@ process.stdout.write(`${JSON.stringify({
   async: load.loadConfigAsync !== undefined,
   flows: runs[0].flows,
   coldMs: runs[0].ms,
+  coldCpuMs: runs[0].cpuMs,
   coldMaxStallMs: runs[0].maxStallMs,
   warmMs: warm.length ? Math.min(...warm.map((r) => r.ms)) : undefined,
+  warmCpuMs: warm.length ? Math.min(...warm.map((r) => r.cpuMs)) : undefined,
   warmMaxStallMs: warm.length ? Math.max(...warm.map((r) => r.maxStallMs)) : undefined,
   runs,
 })}\n`);

@@ -12,6 +12,7 @@ import { Planner } from '../predictions/plan.js';
 import { Sampler, defaultReadTimeoutMs } from '../sampler/sampler.js';
 import { BoundedReads } from '../reads/bounded.js';
 import { selectSources, type Measurement } from '../sources/select.js';
+import { releaseLoadGarbage } from './memory.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
 import { WebConfigWatcher } from './web/index.js';
@@ -57,6 +58,8 @@ export class Daemon {
   /** The reload running, and the one asked for while it runs (the file may have changed again). */
   private reloading: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
   private reloadNext: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
+  /** prewarm() of the last load. */
+  private warming: Promise<void> = Promise.resolve();
   private readonly metrics: Metrics;
 
   constructor(private readonly opts: DaemonOptions) {
@@ -215,9 +218,21 @@ export class Daemon {
     await this.sampler.start(this.opts.manualClock !== undefined);
   }
 
-  /** The exposition of a new config is formatted now, in slices, rather than by the first scrape. */
+  /**
+   * The exposition of a new config is formatted and gzipped now, in slices, rather than by the
+   * first scrape; then the load's garbage is collected and the C heap it freed goes back to the
+   * kernel (memory.ts).
+   */
   private prewarm(): void {
-    void this.metrics.render().catch(() => undefined);
+    this.warming = this.metrics.renderGzip()
+      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(() => releaseLoadGarbage())
+      .then(() => undefined, () => undefined);
+  }
+
+  /** Resolves when the last load's exposition is formatted and gzipped and its garbage released. */
+  warmed(): Promise<void> {
+    return this.warming;
   }
 
   /** One sampling tick now (tests with a manual clock). */

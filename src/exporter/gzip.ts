@@ -4,33 +4,56 @@
  * Each piece is raw deflate ended with a sync flush (byte-aligned, no final block), the last one
  * finished; a fresh compressor never refers back, so the concatenation is one valid deflate
  * stream (RFC 1951). The gzip header and trailer go around it (RFC 1952): the trailer's CRC-32 of
- * the whole is combined from the pieces' CRCs (zlib's crc32_combine(), ported) and each piece's
- * CRC is taken from the trailer of its own gzip (Node 20's zlib has no crc32()). Clients that
- * read only the first member of a multi-member gzip (curl) read this whole.
+ * the whole is combined from the pieces' CRCs (zlib's crc32_combine(), ported); each piece's CRC
+ * is zlib.crc32() (Node 20.15 and later; 0.07 ms per 256 KB) or, before that, the trailer of a
+ * stored gzip of the piece (a copy of it: 18 MB of garbage per reload at 10,000 flows). Clients
+ * that read only the first member of a multi-member gzip (curl) read this whole.
  */
 import { promisify } from 'node:util';
-import { constants, deflateRaw, gzip } from 'node:zlib';
+import * as zlib from 'node:zlib';
 
+const { constants, deflateRaw, gzip } = zlib;
 const deflateRawAsync = promisify(deflateRaw);
 const gzipAsync = promisify(gzip);
+const crc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
 
 /** Compression level 3: ~20x smaller exposition text for a fraction of level 6's CPU. */
 const LEVEL = 3;
 
 export interface GzipPiece {
-  /** Raw deflate of the piece: sync-flushed (`last`: finished). */
-  readonly deflated: Buffer;
+  /** Raw deflate of the piece, in one or more parts, each sync-flushed (the stream's last: finished). */
+  readonly deflated: readonly Buffer[];
+  /** CRC-32 and length of the piece's text. */
   readonly crc: number;
   readonly length: number;
 }
 
 /** A piece compressed on libuv's threadpool; `last` finishes the deflate stream. */
 export async function gzipPiece(text: Buffer, last: boolean): Promise<GzipPiece> {
-  const [deflated, whole] = await Promise.all([
-    deflateRawAsync(text, { level: LEVEL, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH }),
-    gzipAsync(text, { level: 0 }), // stored, not compressed: only its trailer's CRC is wanted
-  ]);
-  return { deflated, crc: whole.readUInt32LE(whole.length - 8), length: text.length };
+  const deflating = deflateRawAsync(text, { level: LEVEL, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH });
+  const crc = crc32 ? crc32(text) : await storedCrc(text);
+  return { deflated: [await deflating], crc, length: text.length };
+}
+
+/**
+ * Pieces in order as one piece: their CRCs combined once. Combining costs ~0.1 ms per piece
+ * (matrix powers, below): a piece kept for many scrapes is joined when it is made, so a
+ * scrape combines three pieces, not the ~75 chunks of 10,000 flows' text (5-7 ms a scrape).
+ */
+export function joinPieces(pieces: readonly GzipPiece[]): GzipPiece {
+  let crc = 0;
+  let length = 0;
+  for (const p of pieces) {
+    crc = crc32Combine(crc, p.crc, p.length);
+    length += p.length;
+  }
+  return { deflated: pieces.flatMap((p) => p.deflated), crc, length };
+}
+
+/** The CRC-32 from the trailer of a stored (not compressed) gzip of `text`. */
+export async function storedCrc(text: Buffer): Promise<number> {
+  const whole = await gzipAsync(text, { level: 0 });
+  return whole.readUInt32LE(whole.length - 8);
 }
 
 // gzip header: magic, deflate, no flags, no mtime, no extra flags, OS 255 (unknown).
@@ -38,16 +61,11 @@ const HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 
 /** The gzip stream of the pieces in order (the last one compressed with `last`). */
 export function gzipStream(pieces: readonly GzipPiece[]): Buffer[] {
-  let crc = 0;
-  let length = 0;
-  for (const p of pieces) {
-    crc = crc32Combine(crc, p.crc, p.length);
-    length += p.length;
-  }
+  const whole = joinPieces(pieces);
   const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc >>> 0, 0);
-  trailer.writeUInt32LE(length % 2 ** 32, 4);
-  return [HEADER, ...pieces.map((p) => p.deflated), trailer];
+  trailer.writeUInt32LE(whole.crc >>> 0, 0);
+  trailer.writeUInt32LE(whole.length % 2 ** 32, 4);
+  return [HEADER, ...whole.deflated, trailer];
 }
 
 // zlib crc32.c crc32_combine(): CRC-32 of A followed by B from crc(A), crc(B) and len(B), by

@@ -5,11 +5,13 @@
  * per-flow prediction) until a plan changes, the others until the next sampling tick.
  * prom-client serves the process and Node.js metrics and the exporter's own few gauges.
  */
+import { promisify } from 'node:util';
+import { constants as zlibConstants, inflateRaw } from 'node:zlib';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { LAYERS, toNumber } from '../model/index.js';
 import { BUILD } from '../build-info.js';
 import { familyHeader, formatLabels, formatSamples, type Labels, type Sample } from './exposition.js';
-import { type GzipPiece, gzipPiece, gzipStream } from './gzip.js';
+import { type GzipPiece, gzipPiece, gzipStream, joinPieces } from './gzip.js';
 import type { SampledCounter } from '../sampler/sampler.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type FlowMeasurementView, type PortView } from './view.js';
 import { FLOW_TRUTH_FAMILIES } from './flow-truth.js';
@@ -31,14 +33,28 @@ export interface ReloadStatus {
 
 interface Cached {
   readonly key: readonly unknown[];
-  /** Built beside the event loop (formatText()); concurrent scrapes wait for the same one. */
-  readonly body: Promise<Buffer>;
+  /**
+   * The text, built beside the event loop (formatText()) in chunks; concurrent scrapes wait for
+   * the same one. The plan's is let go once gzipped (`keepText` false): see gunzipped().
+   */
+  text: Promise<Buffer[]> | undefined;
+  /** Its chunks gzipped (one piece: joinPieces()), made by the first gzip scrape (or prewarm) and kept with the piece. */
+  gzip: Promise<GzipPiece> | undefined;
+  readonly keepText: boolean;
 }
 
 /** Longest stretch of formatting between two turns of the event loop. */
 const FORMAT_SLICE_MS = 10;
 /** Samples formatted between two looks at the clock. */
 const FORMAT_CHUNK = 1000;
+/**
+ * Bytes of exposition text per kept chunk. The text is never joined into one buffer: copying
+ * 10 MB (10,000 flows) into a fresh allocation took 80-140 ms in one go on this VM, most of it
+ * the kernel faulting the new pages in, and stalled the event loop for all of it.
+ */
+const TEXT_CHUNK_BYTES = 256 * 1024;
+
+const inflateRawAsync = promisify(inflateRaw);
 
 const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): boolean =>
   a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
@@ -49,8 +65,6 @@ export class Metrics {
   private tickText: Cached | undefined;
   /** prom-client's families (process, Node.js, the exporter's own), kept for the tick like the rest. */
   private registryText: Cached | undefined;
-  /** Each kept piece gzipped, for as long as the piece is kept (Prometheus asks for gzip). */
-  private readonly gzipped = new WeakMap<Cached, Promise<GzipPiece>>();
 
   constructor(
     private readonly state: () => ExporterState,
@@ -71,22 +85,31 @@ export class Metrics {
   /**
    * The exposition gzipped, as one gzip stream made of its pieces compressed apart (gzip.ts) on
    * libuv's threadpool, each once for as long as the piece is kept: the per-flow text of 10,000
-   * flows (10 MB) once per reload, the rest once per tick.
+   * flows (18 MB) once per reload, the rest once per tick. The per-flow text itself is not kept
+   * once compressed (0.6 MB): scrapes without gzip inflate it again (gunzipped()).
    */
   async renderGzip(): Promise<Buffer[]> {
-    const parts = this.render();
-    const pieces = [this.planText!, this.tickText!, this.registryText!];
-    await parts;
+    const pieces = this.pieces();
     const zipped = await Promise.all(pieces.map((piece, i) => {
-      let z = this.gzipped.get(piece);
-      if (z === undefined) this.gzipped.set(piece, (z = piece.body.then((b) => gzipPiece(b, i === pieces.length - 1))));
-      return z;
+      if (piece.gzip === undefined) {
+        const last = i === pieces.length - 1;
+        // A piece's chunks compress apart; only the very last chunk of all finishes the stream.
+        piece.gzip = piece.text!.then((chunks) => Promise.all(chunks.map((c, k) => gzipPiece(c, last && k === chunks.length - 1)))).then(joinPieces);
+        if (!piece.keepText) void piece.gzip.then(() => (piece.text = undefined), () => undefined);
+      }
+      return piece.gzip;
     }));
     return gzipStream(zipped);
   }
 
   /** The exposition in pieces: the kept plan and tick texts, then prom-client's families. */
   async render(): Promise<Buffer[]> {
+    const parts = await Promise.all(this.pieces().map((p) => p.text ?? gunzipped(p.gzip!)));
+    return parts.flat();
+  }
+
+  /** The plan, tick and registry pieces for now: kept ones, or new ones (formatting started). */
+  private pieces(): [plan: Cached, tick: Cached, registry: Cached] {
     const state = this.state();
     state.planner.plans(attrsLookup(state.sampler)); // first: an MTU change moves the plan version
     let views: readonly PortView[] | undefined;
@@ -95,10 +118,10 @@ export class Metrics {
     const tickKey = [...planKey, state.sampler, state.sampler?.ticks, state.domains, state.domains?.ticks, state.assumptions];
     const plan = sameKey(this.planText?.key, planKey)
       ? this.planText!
-      : { key: planKey, body: this.formatText('plan', viewsNow(), state, []) };
+      : { key: planKey, text: this.formatText('plan', viewsNow(), state, []), gzip: undefined, keepText: false };
     const tick = sameKey(this.tickText?.key, tickKey)
       ? this.tickText!
-      : { key: tickKey, body: this.formatText('tick', viewsNow(), state, flowMeasurements(state)) };
+      : { key: tickKey, text: this.formatText('tick', viewsNow(), state, flowMeasurements(state)), gzip: undefined, keepText: true };
     this.planText = plan;
     this.tickText = tick;
     // Scrapes between two ticks share one text: concurrent scrapers cost one render, and
@@ -107,19 +130,19 @@ export class Metrics {
     const registryKey = [...tickKey, status.ok, status.lastSuccessSeconds];
     const registry = sameKey(this.registryText?.key, registryKey)
       ? this.registryText!
-      : { key: registryKey, body: this.registry.metrics().then((t) => Buffer.from(t)) };
+      : { key: registryKey, text: this.registry.metrics().then((t) => [Buffer.from(t)]), gzip: undefined, keepText: true };
     this.registryText = registry;
-    return Promise.all([plan.body, tick.body, registry.body]);
+    return [plan, tick, registry];
   }
 
   /**
    * The text of the families that change with `changes`, formatted in slices with the event loop
    * turning between them: 10,000 flows are 60,000 series, far too many for one go.
    */
-  private async formatText(changes: Changes, views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]): Promise<Buffer> {
-    // Kept as bytes piece by piece: one 10 MB string would be flattened and copied at the end,
+  private async formatText(changes: Changes, views: readonly PortView[], state: ExporterState, flows: readonly FlowMeasurementView[]): Promise<Buffer[]> {
+    // Kept as bytes chunk by chunk: one 10 MB string would be flattened and copied at the end,
     // in one go, and its pieces would crowd V8's young generation meanwhile.
-    const pieces: Buffer[] = [];
+    const text = new TextChunks(TEXT_CHUNK_BYTES);
     let sliceStart = performance.now();
     const pause = async (): Promise<void> => {
       if (performance.now() - sliceStart < FORMAT_SLICE_MS) return;
@@ -128,7 +151,7 @@ export class Metrics {
     };
     for (const [name, help, type, when, read] of FAMILIES) {
       if (when !== changes) continue;
-      pieces.push(Buffer.from(familyHeader(PREFIX + name, help, type)));
+      text.write(familyHeader(PREFIX + name, help, type));
       // A family with samples and no port at all (the exporter's own, the flows of MXL domains)
       // is read once; the others port by port, so 10,000 flows' samples are never made at once.
       const alone = read([], state, flows);
@@ -136,13 +159,13 @@ export class Metrics {
       for (const part of parts) {
         const samples = alone.length > 0 ? alone : read(part, state, flows);
         for (let at = 0; at < samples.length; at += FORMAT_CHUNK) {
-          pieces.push(Buffer.from(formatSamples(PREFIX + name, samples, at, Math.min(samples.length, at + FORMAT_CHUNK))));
+          text.write(formatSamples(PREFIX + name, samples, at, Math.min(samples.length, at + FORMAT_CHUNK)));
           await pause();
         }
         await pause();
       }
     }
-    return Buffer.concat(pieces);
+    return text.end();
   }
 
   private exporterGauges(): void {
@@ -155,6 +178,42 @@ export class Metrics {
       g.set(this.reload().ok ? 1 : 0));
     gauge('exporter_config_last_reload_success_timestamp_seconds', 'Unix time of the last successful config load.', [], (g) =>
       g.set(this.reload().lastSuccessSeconds));
+  }
+}
+
+/** A piece's text again from its gzipped chunks (each a sync-flushed raw deflate), on libuv's threadpool. */
+function gunzipped(gzip: Promise<GzipPiece>): Promise<Buffer[]> {
+  return gzip.then((piece) => Promise.all(piece.deflated.map((d) => inflateRawAsync(d, { finishFlush: zlibConstants.Z_SYNC_FLUSH }))));
+}
+
+/** Text written into buffers of about `size` bytes each, never copied into one. */
+class TextChunks {
+  private readonly chunks: Buffer[] = [];
+  private buf: Buffer | undefined;
+  private at = 0;
+
+  constructor(private readonly size: number) {}
+
+  write(s: string): void {
+    const n = Buffer.byteLength(s);
+    if (this.buf === undefined || this.at + n > this.buf.length) {
+      this.flush();
+      this.buf = Buffer.allocUnsafeSlow(Math.max(this.size, n));
+    }
+    this.at += this.buf.write(s, this.at);
+  }
+
+  /** The chunks; the last one copied to its length when it fills less than half its buffer (kept memory). */
+  end(): Buffer[] {
+    this.flush();
+    return this.chunks;
+  }
+
+  private flush(): void {
+    if (this.buf === undefined || this.at === 0) return;
+    this.chunks.push(this.at < this.buf.length / 2 ? Buffer.from(this.buf.subarray(0, this.at)) : this.buf.subarray(0, this.at));
+    this.buf = undefined;
+    this.at = 0;
   }
 }
 

@@ -193,10 +193,10 @@ function mappingKey(t: string): { readonly raw: string; readonly end: number } |
     const close = quotedEnd(t, 0);
     if (close < 0 || t.charCodeAt(close) !== 58) return undefined;
     const after = t.charCodeAt(close + 1);
-    return Number.isNaN(after) || after === 32 ? { raw: t.slice(0, close), end: close + 1 } : undefined;
+    return Number.isNaN(after) || after === 32 || after === 9 ? { raw: t.slice(0, close), end: close + 1 } : undefined;
   }
   if (c === 63 || c === 123 || c === 91) return undefined; // ? complex key, flow collection
-  const colon = t.search(/:( |$)/);
+  const colon = t.search(/:([ \t]|$)/); // a tab separates too: `key:\tvalue` (and `key:\tk: v` is no scalar)
   if (colon <= 0) return undefined;
   return { raw: t.slice(0, colon).trimEnd(), end: colon + 1 };
 }
@@ -361,7 +361,7 @@ function plain(raw: string): unknown {
     if (INT.test(raw)) return parseInt(raw, 10);
     if (FLOAT.test(raw)) return parseFloat(raw);
   }
-  if (raw.includes(': ') || raw.endsWith(':') || raw.includes(' #')) throw new Bail();
+  if (raw.includes(': ') || raw.endsWith(':') || raw.includes(' #') || raw.includes('\t')) throw new Bail(); // a tab: `:\t`, `\t#`... the full parser decides
   return raw;
 }
 

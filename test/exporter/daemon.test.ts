@@ -149,7 +149,8 @@ describe('daemon over HTTP on fixture trees', () => {
 
   it('a failing route answers 500 "internal error" and logs the reason, never echoing it', async () => {
     run = await startDaemon('empty', 'flows: []\n');
-    (run.daemon as unknown as { metrics: { render(): Promise<Buffer[]> } }).metrics.render = () => Promise.reject(new Error('secret /internal/path exploded'));
+    const metrics = (run.daemon as unknown as { metrics: { render(): Promise<Buffer[]>; renderGzip(): Promise<Buffer[]> } }).metrics;
+    metrics.render = metrics.renderGzip = () => Promise.reject(new Error('secret /internal/path exploded')); // plain and gzip scrapes
     const res = await run.get('/metrics');
     expect(res.status).toBe(500);
     expect(await res.text()).toBe('internal error\n');

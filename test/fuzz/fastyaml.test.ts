@@ -78,6 +78,15 @@ describe('YAML fast path', () => {
     }
   });
 
+  it('takes a tab after a colon as a separator, never as part of a key or a plain scalar', () => {
+    // Found by the mutation property below (seed -1005318752): `drift:<tab>  tolerance: 0.05` was
+    // read as the key "drift:\t  tolerance"; yaml refuses the line.
+    for (const text of ['drift:\t  tolerance: 0.05\n', 'a: b:\tc\n']) {
+      expect(fast(text), text).toBeUndefined();
+    }
+    for (const text of ['a:\t1\n', '"a":\tb\n', 'a: [x,\ty]\n', 'a: b\t# c\n']) agrees(text);
+  });
+
   const scalar = fc.oneof(
     fc.constantFrom('1', '-2', '+3', '0.5', '1e3', '.5', '007', 'true', 'False', 'null', '~', 'yes', 'no', 'on', '0x10', '0o7', '.inf', '.NaN', '1s', '10Gbps', 'a:b', 'a #b', 'a# b', "it's", '"q"', "'q'", '"a\\nb"', '-', '- x', '?', ':', '[x]', '{x}', 'a,b', '', ' ', '@x', '`x', '%x', '!x', '&x', '*x', '|', '>'),
     fc.string({ maxLength: 8 }),
