@@ -8,7 +8,7 @@
  * A program never sees a timeout: when one of its reads blocks, the reader abandons it and the
  * caller gets a `blocked` outcome instead of its value.
  */
-import { type Op, OpBatch, Results } from './ops.js';
+import { type Op, OpBatch, Results, errnoName } from './ops.js';
 
 /** -ENOBUFS: a listing did not fit its output room. */
 const ENOBUFS = -105;
@@ -36,6 +36,52 @@ export function* read(ops: readonly Op[] | OpBatch): Generator<OpBatch, Results,
 export function* namesOf(r: Results, i: number, path: string): Generator<OpBatch, string[] | undefined, Results> {
   if (r.status(i) !== ENOBUFS) return r.names(i);
   return (yield* read([{ kind: 'readDir', path, max: LARGE_LISTING_BYTES }])).names(0);
+}
+
+/**
+ * Several programs as one: each round, the batches of the unfinished ones go out as one batch
+ * (one request on the reader), and each is resumed with its own slice of the results. The
+ * values come back in program order.
+ */
+export function* all<T>(programs: readonly ReadProgram<T>[]): ReadProgram<T[]> {
+  const values = new Array<T>(programs.length);
+  let live: { readonly i: number; readonly batch: OpBatch }[] = [];
+  const advance = (i: number, step: IteratorResult<OpBatch, T>): void => {
+    if (step.done) values[i] = step.value;
+    else live.push({ i, batch: step.value });
+  };
+  programs.forEach((p, i) => advance(i, p.next()));
+  while (live.length > 0) {
+    const round = live;
+    live = [];
+    const r = round.length === 1 ? yield round[0]!.batch : yield new OpBatch(round.flatMap((l) => l.batch.ops));
+    let base = 0;
+    for (const l of round) {
+      advance(l.i, programs[l.i]!.next(round.length === 1 ? r : r.slice(base)));
+      base += l.batch.length;
+    }
+  }
+  return values;
+}
+
+export type TextRead = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly error: string };
+
+/**
+ * A small file's whole text: one readFile of `first` bytes (enough for nearly every file of
+ * its kind); a file that fills them is stat'ed and read again, up to `cap` bytes.
+ */
+export function* readText(path: string, first: number, cap: number, flags = 0): ReadProgram<TextRead> {
+  const r1 = yield* read([{ kind: 'readFile', path, max: first, flags }]);
+  if (!r1.ok(0)) return { ok: false, error: `${r1.error(0, 'read')} '${path}'` };
+  if (r1.status(0) < first) return { ok: true, text: r1.bytes(0).toString('utf8') };
+  const st = yield* read([{ kind: 'stat', path }]);
+  const size = st.stat(0)?.size;
+  if (size === undefined) return { ok: false, error: `${st.error(0, 'stat')} '${path}'` };
+  if (size > cap) return { ok: false, error: `'${path}' is larger than ${cap} bytes` };
+  const r2 = yield* read([{ kind: 'readFile', path, max: size + 1, flags }]);
+  if (!r2.ok(0)) return { ok: false, error: `${errnoName(r2.status(0))}: read '${path}'` };
+  if (r2.status(0) > size) return { ok: false, error: `'${path}' changed while it was read` };
+  return { ok: true, text: r2.bytes(0).toString('utf8') };
 }
 
 /** Runs a program to its end on this thread (unbounded: a read that blocks blocks the caller). */

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BoundedReads, type Job } from '../../src/reads/bounded.js';
 import { type Op, OpBatch, isDirectoryMode } from '../../src/reads/ops.js';
-import { read, runSync, type ReadProgram } from '../../src/reads/program.js';
+import { all, read, readText, runSync, type ReadProgram } from '../../src/reads/program.js';
 import { runDirect } from '../../src/reads/direct.js';
 import { READER_LIBRARY } from '../../src/reads/native.js';
 import { mkfifo } from '../faults/blocking-source.js';
@@ -148,6 +148,38 @@ describe('ops', () => {
     expect(fd).toBeGreaterThan(2);
     expect(fs.readFileSync(fd, 'utf8')).toBe('hello');
     fs.closeSync(fd);
+  });
+});
+
+describe('program combinators', () => {
+  it('all() runs several programs as one batch per round and answers in program order', () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'a'), 'A');
+    fs.writeFileSync(path.join(d, 'b'), 'B');
+    function* twoRounds(): ReadProgram<string> {
+      const names = (yield* read([{ kind: 'readDir', path: d, max: 4096 }])).names(0)!.sort();
+      const r = yield* read(names.map((n): Op => ({ kind: 'readFile', path: path.join(d, n), max: 8 })));
+      return names.map((_, i) => r.text(i)).join('');
+    }
+    const rounds: number[] = [];
+    const program = all([textOf({ kind: 'readFile', path: path.join(d, 'b'), max: 8 }), twoRounds(), textOf({ kind: 'stat', path: path.join(d, 'nope') })]);
+    let step = program.next();
+    while (!step.done) {
+      rounds.push(step.value.length);
+      step = program.next(runDirect(step.value));
+    }
+    expect(rounds).toEqual([3, 2]);
+    expect(step.value).toEqual(['B', 'AB', 'ENOENT: stat']);
+  });
+
+  it('readText() reads a file longer than its first read whole, and refuses one over the cap', () => {
+    const d = tmp();
+    const text = 'x'.repeat(100);
+    fs.writeFileSync(path.join(d, 'f'), text);
+    expect(runSync(readText(path.join(d, 'f'), 16, 1000))).toEqual({ ok: true, text });
+    expect(runSync(readText(path.join(d, 'f'), 200, 1000))).toEqual({ ok: true, text });
+    expect(runSync(readText(path.join(d, 'f'), 16, 50))).toEqual({ ok: false, error: `'${path.join(d, 'f')}' is larger than 50 bytes` });
+    expect(runSync(readText(path.join(d, 'nope'), 16, 50))).toEqual({ ok: false, error: `ENOENT: read '${path.join(d, 'nope')}'` });
   });
 });
 
