@@ -84,21 +84,26 @@ export class DomainMonitor {
   }
 
   /**
-   * Scans and samples every domain; true when the discovered bindings changed. The header reads
-   * run on `reader` (bounded; a domain whose read blocks is its group). Without a reader (the
-   * `check` command) they run here and now, and the tick is done when this returns (the promise
-   * only carries the answer).
+   * Scans and samples every domain; true when the discovered bindings changed. Every read runs
+   * on `reader` (bounded; each domain folder is its own group, blamed when one of its reads
+   * blocks): first each domain's listing and new definitions, then the flows' headers. Without
+   * a reader (the `check` command) they run here and now, and the tick is done when this
+   * returns (the promise only carries the answer).
    */
   async tick(timing: SampleTiming, reader?: BoundedReads): Promise<boolean> {
+    const watchers = [...this.watchers.values()];
+    const scans = reader
+      ? await reader.run(watchers.map((w) => ({ group: groupOf(w), program: w.scanReads() })))
+      : watchers.map((w) => ({ kind: 'done', value: runSync(w.scanReads()) }) as const);
     let changed = false;
-    const jobs = [...this.watchers.values()].flatMap((watcher) => {
-      const { added, removed } = watcher.scan();
+    watchers.forEach((watcher, i) => {
+      const { added, removed } = watcher.applyOutcome(scans[i]!);
       this.logReadable(watcher);
       for (const f of added) this.logAdded(watcher.path, f);
       for (const f of removed) this.forget(watcher.path, f);
       changed ||= added.length > 0 || removed.length > 0;
-      return watcher.sampleJobs(timing, `domain ${watcher.path}`);
     });
+    const jobs = watchers.flatMap((w) => w.sampleJobs(timing, groupOf(w)));
     if (jobs.length > 0 && reader) await reader.run(jobs);
     else for (const j of jobs) runSync(j.program);
     this.ticks++;
@@ -193,6 +198,9 @@ export class DomainMonitor {
     }
   }
 }
+
+/** The reader group of a domain folder's reads: named in the log when one of them blocks. */
+const groupOf = (w: DomainWatcher): string => `domain ${w.path}`;
 
 /** A flow found in a domain is bound there, with that domain's expectation (default `when_live`). */
 function bind(domain: DomainConfig, f: DomainFlow): FlowBinding {

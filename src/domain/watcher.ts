@@ -4,21 +4,23 @@
  * Read-only: files are opened O_RDONLY, nothing is written, and the only lock taken is
  * MXL's own non-blocking writer test, released at once.
  *
- * The header's open and pread are a read program (`DomainFlow.sample`), run on the daemon's
- * bounded reader each tick; the listing and the definition files, read when the folder
- * changes, are the small calls of `domainReads`.
+ * Every read is a read program (src/reads), run on the daemon's bounded reader in the domain's
+ * group: the listing with a stat per flow folder and the definitions of new folders
+ * (`DomainWatcher.scanReads`), then each flow's header (`DomainFlow.sample`). A domain on a
+ * filesystem that stops answering costs one read timeout, not the event loop.
  */
-import { closeSync, readdirSync, statSync, constants } from 'node:fs';
+import { closeSync, constants } from 'node:fs';
 import { join } from 'node:path';
-import { type FlowDefinition, loadFlowFile } from '../flows/definition.js';
+import { type FlowDefinition, parseFlowText } from '../flows/definition.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { type Rational } from '../model/index.js';
 import { CounterSeries } from '../sampler/series.js';
 import type { CounterSpec } from '../sources/types.js';
 import { type FlowObservation, type FlowState, flowState, lastWriteAgeNs, stallAfterNs } from './activity.js';
 import { FLOW_INFO_READ_BYTES, type FlowInfo, FlowInfoError, decodeFlowInfo } from './flowinfo.js';
-import { type ReadProgram, read, runSync } from '../reads/program.js';
-import type { Job } from '../reads/bounded.js';
+import { type ReadProgram, all, namesOf, read, readText, runSync } from '../reads/program.js';
+import { isDirectoryMode } from '../reads/ops.js';
+import type { Job, Outcome } from '../reads/bounded.js';
 
 /** Flow folders are named by the flow's UUID (MXL PathUtils: `<domain>/<uuid>.mxl-flow`). */
 const FLOW_DIR = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.mxl-flow$/i;
@@ -39,30 +41,57 @@ interface FlowDir {
   readonly inode: number;
 }
 
-/** The domain's blocking reads, one small call each. */
+/** A domain folder's listing: room for ~40,000 flow folder names before it is read again larger. */
+const LISTING_BYTES = 2 * 1024 * 1024;
+/** An NMOS flow definition is a KB or two of JSON; a larger one is read again whole, up to the cap. */
+const DEFINITION_FIRST_BYTES = 16 * 1024;
+const DEFINITION_MAX_BYTES = 1024 * 1024;
+
+export type Listing = { readonly ok: true; readonly dirs: Map<string, FlowDir> } | { readonly ok: false; readonly error: string };
+export type DefinitionRead = { readonly def: FlowDefinition; readonly error?: undefined } | { readonly def?: undefined; readonly error: string };
+
+/** The domain's reads, as read programs: the daemon runs them on its bounded reader. */
 export const domainReads = {
   /** Flow id (lower case) -> its folder; `.mxl-tmp-*` folders (flows being built) never match. */
-  listFlowDirs(path: string): Map<string, FlowDir> {
-    const out = new Map<string, FlowDir>();
-    for (const name of readdirSync(path)) {
+  *listFlowDirs(path: string): ReadProgram<Listing> {
+    const r = yield* read([{ kind: 'readDir', path, max: LISTING_BYTES }]);
+    const failed = r.ok(0) ? undefined : `${r.error(0, 'scandir')} '${path}'`;
+    const names = yield* namesOf(r, 0, path);
+    if (names === undefined) return { ok: false, error: failed ?? `cannot list '${path}'` };
+    const flows = names.flatMap((name) => {
       const id = FLOW_DIR.exec(name)?.[1]?.toLowerCase();
-      if (id === undefined) continue;
-      try {
-        const st = statSync(join(path, name));
-        if (st.isDirectory()) out.set(id, { name, inode: st.ino });
-      } catch {
-        // removed between readdir and stat
-      }
-    }
-    return out;
+      return id === undefined ? [] : [{ id, name }];
+    });
+    const dirs = new Map<string, FlowDir>();
+    if (flows.length === 0) return { ok: true, dirs };
+    const st = yield* read(flows.map(({ name }) => ({ kind: 'stat', path: join(path, name) })));
+    flows.forEach(({ id, name }, i) => {
+      const s = st.stat(i); // undefined: removed between readdir and stat
+      if (s && isDirectoryMode(s.mode)) dirs.set(id, { name, inode: s.ino });
+    });
+    return { ok: true, dirs };
   },
-  definition(dir: string): FlowDefinition {
-    return loadFlowFile(join(dir, 'flow_def.json'));
+  /** A flow folder's flow_def.json, parsed. */
+  *definition(dir: string): ReadProgram<DefinitionRead> {
+    const file = join(dir, 'flow_def.json');
+    const t = yield* readText(file, DEFINITION_FIRST_BYTES, DEFINITION_MAX_BYTES);
+    if (!t.ok) return { error: formatProblem({ file, line: 1, col: 1, field: '', reason: `cannot read flow definition: ${t.error}` }) };
+    try {
+      return { def: parseFlowText(file, t.text) };
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      return { error: e.problems.map(formatProblem).join('; ') };
+    }
   },
   close(fd: number): void {
     closeSync(fd);
   },
 };
+
+/** What one scan read: the flow folders, and the definitions of those not followed yet. */
+export type Scan =
+  | { readonly ok: true; readonly dirs: Map<string, FlowDir>; readonly defs: ReadonlyMap<string, DefinitionRead> }
+  | { readonly ok: false; readonly error: string };
 
 export interface SampleTiming {
   readonly windowNs: bigint;
@@ -187,18 +216,29 @@ export class DomainWatcher {
   }
 
   /**
-   * Lists the domain; flows whose folder is new (or was re-created) are read, vanished ones
-   * closed. A domain that cannot be listed keeps no flows: nothing can be said about them.
+   * The listing, and the definitions of folders that are new (or were re-created), as one read
+   * program. It changes nothing: `apply()` does, with what it read.
    */
+  *scanReads(): ReadProgram<Scan> {
+    const listed = yield* domainReads.listFlowDirs(this.path);
+    if (!listed.ok) return listed;
+    const fresh = [...listed.dirs].filter(([id, dir]) => this.flows.get(id)?.inode !== dir.inode);
+    const read = yield* all(fresh.map(([, dir]) => domainReads.definition(join(this.path, dir.name))));
+    return { ok: true, dirs: listed.dirs, defs: new Map(fresh.map(([id], i) => [id, read[i]!])) };
+  }
+
+  /** scanReads() and apply() here and now (`check`, tests). */
   scan(): DomainChanges {
-    let seen: Map<string, FlowDir>;
-    try {
-      seen = domainReads.listFlowDirs(this.path);
-      this.error = undefined;
-    } catch (e) {
-      this.error = (e as Error).message;
-      seen = new Map();
-    }
+    return this.apply(runSync(this.scanReads()));
+  }
+
+  /**
+   * Follows what a scan read: new folders' flows are added, vanished ones closed. A domain that
+   * cannot be listed keeps no flows: nothing can be said about them.
+   */
+  apply(scan: Scan): DomainChanges {
+    this.error = scan.ok ? undefined : scan.error;
+    const seen = scan.ok ? scan.dirs : new Map<string, FlowDir>();
     const added: DomainFlow[] = [];
     const removed: DomainFlow[] = [];
     for (const [id, flow] of this.flows) {
@@ -209,11 +249,31 @@ export class DomainWatcher {
     }
     for (const [id, dir] of seen) {
       if (this.flows.has(id)) continue;
-      const flow = this.readFlow(id, dir);
+      const def = scan.ok ? scan.defs.get(id) : undefined;
+      const flow = this.flowOf(id, dir, def ?? { error: 'flow_def.json was not read' });
       this.flows.set(id, flow);
       added.push(flow);
     }
     return { added, removed };
+  }
+
+  /**
+   * What a scan run on the bounded reader gives: a read that blocked (or never ran) makes the
+   * domain unreadable for now; a scan deferred to the next run changes nothing.
+   */
+  applyOutcome(o: Outcome<Scan>): DomainChanges {
+    switch (o.kind) {
+      case 'done':
+        return this.apply(o.value);
+      case 'blocked':
+        // While the stuck read has not returned the group is skipped: keep the timeout as the reason.
+        return this.apply({ ok: false, error: o.fresh ? o.error : (this.error ?? o.error) });
+      case 'paused':
+      case 'failed':
+        return this.apply({ ok: false, error: o.error });
+      case 'deferred':
+        return { added: [], removed: [] };
+    }
   }
 
   /** sampleJobs() here and now (`check`, tests). */
@@ -231,15 +291,10 @@ export class DomainWatcher {
     this.flows.clear();
   }
 
-  private readFlow(id: string, { name, inode }: FlowDir): DomainFlow {
+  private flowOf(id: string, { name, inode }: FlowDir, read: DefinitionRead): DomainFlow {
     const dir = join(this.path, name);
-    try {
-      const def = domainReads.definition(dir);
-      const mismatch = def.id === id ? undefined : `flow_def.json id ${def.id} does not match the folder ${name}`;
-      return new DomainFlow(id, dir, inode, mismatch ? undefined : def, mismatch, this.audioBatch);
-    } catch (e) {
-      const reason = e instanceof InputError ? e.problems.map(formatProblem).join('; ') : (e as Error).message;
-      return new DomainFlow(id, dir, inode, undefined, reason, this.audioBatch);
-    }
+    if (read.def === undefined) return new DomainFlow(id, dir, inode, undefined, read.error, this.audioBatch);
+    const mismatch = read.def.id === id ? undefined : `flow_def.json id ${read.def.id} does not match the folder ${name}`;
+    return new DomainFlow(id, dir, inode, mismatch ? undefined : read.def, mismatch, this.audioBatch);
   }
 }

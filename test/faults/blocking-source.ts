@@ -22,6 +22,33 @@ export function mkfifo(file: string): void {
   execFileSync('mkfifo', [file]);
 }
 
+/**
+ * A FIFO whose read(2) sleeps until fed (this process holds a writer, so EOF never comes): a
+ * stand-in program yields `wait()` where the real one issues the op that would hang.
+ */
+export class Stall {
+  readonly fd: number;
+  armed = false;
+  constructor(readonly fifo: string) {
+    mkfifo(fifo);
+    this.fd = fs.openSync(fifo, fs.constants.O_RDWR);
+  }
+
+  /** One read that waits while armed, as a kernel that does not answer. */
+  *wait(): ReadProgram<void> {
+    if (this.armed) yield* read([{ kind: 'read', fd: this.fd, max: 8 }]);
+  }
+
+  /** Lets a blocked read return. */
+  feed(): void {
+    fs.writeSync(this.fd, 'x');
+  }
+
+  close(): void {
+    fs.closeSync(this.fd);
+  }
+}
+
 class FifoCounterSet implements PortCounterSet {
   readonly counters: readonly CounterSpec[];
   private readonly fd: number;

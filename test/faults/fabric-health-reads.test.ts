@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { one, series, startDaemon, type Running } from '../exporter/harness.js';
-import { mkfifo } from './blocking-source.js';
+import { Stall } from './blocking-source.js';
 import { TableKernel, loadTable } from '../fixtures/ethtool.js';
 import { DatagramTransport, ieeeGetAnswer, ieeePfc } from '../health/dcb-replies.js';
 import { EthtoolCounterSource } from '../../src/sources/ethtool/source.js';
@@ -30,32 +30,8 @@ import type { NetlinkAnswer } from '../../src/sources/netlink/index.js';
 import { SysfsInventory, SysfsCountersSource, SysfsHwCountersSource } from '../../src/sources/sysfs/index.js';
 import { NetdevSource } from '../../src/sources/netdev.js';
 import { defaultReadTimeoutMs } from '../../src/sampler/sampler.js';
-import { type ReadProgram, read } from '../../src/reads/program.js';
+import type { ReadProgram } from '../../src/reads/program.js';
 import type { OpBatch } from '../../src/reads/ops.js';
-
-/** A FIFO whose read(2) sleeps until fed (this process holds a writer, so EOF never comes). */
-class Stall {
-  readonly fd: number;
-  armed = false;
-  constructor(readonly fifo: string) {
-    mkfifo(fifo);
-    this.fd = fs.openSync(fifo, fs.constants.O_RDWR);
-  }
-
-  /** One read that waits while armed, as a kernel that does not answer. */
-  *wait(): ReadProgram<void> {
-    if (this.armed) yield* read([{ kind: 'read', fd: this.fd, max: 8 }]);
-  }
-
-  /** Lets a blocked read return. */
-  feed(): void {
-    fs.writeSync(this.fd, 'x');
-  }
-
-  close(): void {
-    fs.closeSync(this.fd);
-  }
-}
 
 /** A driver's ethtool table whose ETHTOOL_GSTATS waits on `stall` while it is armed. */
 class StallingEthtool implements EthtoolTransport {
