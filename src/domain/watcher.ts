@@ -41,8 +41,12 @@ interface FlowDir {
   readonly inode: number;
 }
 
-/** A domain folder's listing: room for ~40,000 flow folder names before it is read again larger. */
-const LISTING_BYTES = 2 * 1024 * 1024;
+/**
+ * A domain folder's listing: room for ~1,400 flow folder names (`<uuid>.mxl-flow`, 46 bytes with
+ * its NUL); a larger folder is read again with room for any (namesOf). Small, as the reader's
+ * output buffer follows the largest request of a tick.
+ */
+const LISTING_BYTES = 64 * 1024;
 /** An NMOS flow definition is a KB or two of JSON; a larger one is read again whole, up to the cap. */
 const DEFINITION_FIRST_BYTES = 16 * 1024;
 const DEFINITION_MAX_BYTES = 1024 * 1024;
