@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { one, startDaemon, FLOWS, type Running } from '../exporter/harness.js';
 import { addFlow, commit, flowHeader, makeDomain } from '../domain/mxl-domain.mjs';
 import { Stall, mkfifo } from './blocking-source.js';
+import { answersDuring, waitFor } from './event-loop.js';
 import { domainReads } from '../../src/domain/watcher.js';
 import { defaultReadTimeoutMs } from '../../src/sampler/sampler.js';
 
@@ -66,22 +67,6 @@ function stallDomainRead(name: 'listFlowDirs' | 'definition', under: string, s: 
   } as never);
 }
 
-/** /-/healthy asked while `pending` runs answers before it is done: the event loop is free. */
-async function answersDuring(r: Running, pending: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  void pending.then(() => { done = true; });
-  const res = await fetch(`${r.base}/-/healthy`);
-  expect(res.status).toBe(200);
-  return !done;
-}
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** One second of traffic: the healthy domain's data flow and the port move on, then a tick. */
 let head = { data: 5000n, packets: 1000 };

@@ -18,6 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { one, series, startDaemon, type Running } from '../exporter/harness.js';
 import { Stall } from './blocking-source.js';
+import { answersDuring, waitFor } from './event-loop.js';
 import { TableKernel, loadTable } from '../fixtures/ethtool.js';
 import { DatagramTransport, ieeeGetAnswer, ieeePfc } from '../health/dcb-replies.js';
 import { EthtoolCounterSource } from '../../src/sources/ethtool/source.js';
@@ -100,22 +101,6 @@ function start(transports: { ethtool?: EthtoolTransport; dcb?: NetlinkTransport 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'mfe-stall-'));
 const timeout = defaultReadTimeoutMs(1000);
 
-/** /-/healthy asked while `pending` runs answers before it is done: the event loop is free. */
-async function answersDuring(r: Running, pending: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  void pending.then(() => { done = true; });
-  const res = await fetch(`${r.base}/-/healthy`);
-  expect(res.status).toBe(200);
-  return !done;
-}
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('an ethtool statistics read (SIOCETHTOOL) that never returns', () => {
   it('costs one read timeout on the reader, not the event loop; the port reads again once it returns', async () => {
