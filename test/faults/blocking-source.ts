@@ -23,6 +23,22 @@ export function mkfifo(file: string): void {
 }
 
 /**
+ * Threads of this process asleep in a pipe read (the FIFOs' hung reads), counted by the kernel:
+ * ground truth for the reader's thread cap, whatever the reader says.
+ */
+export function threadsInPipeRead(): number {
+  let n = 0;
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      if (fs.readFileSync(`/proc/self/task/${tid}/wchan`, 'utf8').includes('pipe_read')) n++;
+    } catch {
+      // the thread ended
+    }
+  }
+  return n;
+}
+
+/**
  * A FIFO whose read(2) sleeps until fed (this process holds a writer, so EOF never comes): a
  * stand-in program yields `wait()` where the real one issues the op that would hang.
  */

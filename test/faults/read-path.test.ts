@@ -11,7 +11,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { one, series, startDaemon, type Running } from '../exporter/harness.js';
-import { BlockingSource, mkfifo } from './blocking-source.js';
+import { BlockingSource, mkfifo, threadsInPipeRead } from './blocking-source.js';
 import { SysfsInventory, SysfsCountersSource, SysfsHwCountersSource } from '../../src/sources/sysfs/index.js';
 import { NetdevSource } from '../../src/sources/netdev.js';
 import {
@@ -38,19 +38,6 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
     if (Date.now() > end) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-/** Threads of this process asleep in a pipe read: the FIFOs' hung reads, counted by the kernel. */
-function threadsInPipeRead(): number {
-  let n = 0;
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    try {
-      if (fs.readFileSync(`/proc/self/task/${tid}/wchan`, 'utf8').includes('pipe_read')) n++;
-    } catch {
-      // the thread ended
-    }
-  }
-  return n;
 }
 
 /** rxe_6_1 with rxe1..rxe{n-1} copied from rxe0 (on the same netdev). */

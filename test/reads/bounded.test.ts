@@ -13,7 +13,7 @@ import { type Op, OpBatch, isDirectoryMode } from '../../src/reads/ops.js';
 import { all, read, readText, runSync, type ReadProgram } from '../../src/reads/program.js';
 import { runDirect } from '../../src/reads/direct.js';
 import { READER_LIBRARY } from '../../src/reads/native.js';
-import { mkfifo } from '../faults/blocking-source.js';
+import { mkfifo, threadsInPipeRead } from '../faults/blocking-source.js';
 
 const TIMEOUT = 150;
 let readers: BoundedReads[] = [];
@@ -61,19 +61,6 @@ function feed(file: string, text: string): void {
   } catch {
     // nobody reads it any more
   }
-}
-
-/** Threads of this process asleep in a pipe read: ground truth for the cap, whatever the reader says. */
-function threadsInPipeRead(): number {
-  let n = 0;
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    try {
-      if (fs.readFileSync(`/proc/self/task/${tid}/wchan`, 'utf8').includes('pipe_read')) n++;
-    } catch {
-      // the thread exited
-    }
-  }
-  return n;
 }
 
 function* textOf(op: Op): ReadProgram<string | undefined> {
