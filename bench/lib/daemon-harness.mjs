@@ -21,7 +21,7 @@ import { Metrics } from '../../dist/exporter/metrics.js';
 import { Sampler } from '../../dist/sampler/sampler.js';
 import { createLogger } from '../../dist/log.js';
 import { percentile } from './stats.mjs';
-import { traceSlices } from './slices.mjs';
+import { traceSlices, watchStalls } from './slices.mjs';
 
 const [configFile, sysfsRoot] = process.argv.slice(2);
 
@@ -104,13 +104,7 @@ process.on('message', async (msg) => {
     });
   } else if (msg.cmd === 'reload') {
     // A reload of the running daemon, and the longest the event loop went without a turn meanwhile.
-    let last = performance.now();
-    let gap = 0;
-    const timer = setInterval(() => {
-      const now = performance.now();
-      gap = Math.max(gap, now - last);
-      last = now;
-    }, 1);
+    const stalls = watchStalls();
     const tracer = traceSlices();
     const t = performance.now();
     const r = await daemon.reload();
@@ -119,10 +113,8 @@ process.on('message', async (msg) => {
     // daemon does that right after a reload answers): its stalls count as the reload's.
     await daemon.warmed?.();
     const warmedMs = performance.now() - t;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    clearInterval(timer);
-    gap = Math.max(gap, performance.now() - last);
-    process.send({ type: 'reload', ms, warmedMs, maxStallMs: Math.max(0, gap - 1), slices: tracer.stop(), ok: r.ok, flows: daemon.state().config.flows.length });
+    const maxStallMs = await stalls.stop();
+    process.send({ type: 'reload', ms, warmedMs, maxStallMs, slices: tracer.stop(), ok: r.ok, flows: daemon.state().config.flows.length });
   } else if (msg.cmd === 'stop') {
     void daemon.stop().then(() => process.exit(0));
   }

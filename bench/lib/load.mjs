@@ -10,6 +10,7 @@
  * Prints one JSON object.
  */
 import * as load from '../../dist/config/load.js';
+import { watchStalls } from './slices.mjs';
 
 const [configFile, roundsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 3);
@@ -23,23 +24,13 @@ try {
 }
 
 async function once() {
-  let last = performance.now();
-  let gap = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gap = Math.max(gap, now - last);
-    last = now;
-  }, 1);
+  const stalls = watchStalls();
   const t = performance.now();
   const c0 = process.cpuUsage();
   const config = load.loadConfigAsync ? await load.loadConfigAsync(configFile, reader) : load.loadConfig(configFile);
   const ms = performance.now() - t;
   const c = process.cpuUsage(c0);
-  // One more turn, so a load that never yielded shows as one long gap.
-  await new Promise((r) => setTimeout(r, 2));
-  clearInterval(timer);
-  gap = Math.max(gap, performance.now() - last);
-  return { ms, cpuMs: (c.user + c.system) / 1000, maxStallMs: Math.max(0, gap - 1), flows: config.flows.length };
+  return { ms, cpuMs: (c.user + c.system) / 1000, maxStallMs: await stalls.stop(), flows: config.flows.length };
 }
 
 const runs = [];

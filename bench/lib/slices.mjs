@@ -83,3 +83,26 @@ export function traceSlices({ periodMs = 1, keep = 5 } = {}) {
     },
   };
 }
+
+/**
+ * The longest the event loop goes without a turn from now until `stop()`: a 1 ms timer's longest
+ * gap, minus its 1 ms. `stop()` lets the loop turn once more first, so work that never yielded
+ * shows as one long gap.
+ */
+export function watchStalls() {
+  let last = performance.now();
+  let gap = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+  }, 1);
+  return {
+    async stop() {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      clearInterval(timer);
+      gap = Math.max(gap, performance.now() - last);
+      return Math.max(0, gap - 1);
+    },
+  };
+}
