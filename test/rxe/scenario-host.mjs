@@ -6,24 +6,19 @@
 //     tx) within 5 % of the reverse prediction; the drift alert is not firing.
 //   B (a flow the config does not know joins): the drift alert fires for rxe0 tx.
 // usage: node scenario-host.mjs --out DIR --exporter HOST:PORT
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import YAML from 'yaml';
 import { query, sleep, startPrometheus, testRules } from './lib/prometheus.mjs';
+import { scenarioReport } from './lib/report.mjs';
 
 const { values: args } = parseArgs({ options: { out: { type: 'string' }, exporter: { type: 'string' } } });
 const OUT = args.out;
 const TEST_FOR = '5s';
 const DRIFT_LIMIT = 0.02;
 const ACK_DRIFT_LIMIT = 0.05;
-const report = { checks: [], numbers: {} };
-const log = (m) => console.error(`scenario-host: ${m}`);
-
-function check(ok, what, numbers) {
-  report.checks.push({ ok, what, ...(numbers ? { numbers } : {}) });
-  log(`${ok ? 'ok  ' : 'FAIL'} ${what}${numbers ? ` ${JSON.stringify(numbers)}` : ''}`);
-}
+const { report, log, check, writeHostDone, exit } = scenarioReport(OUT, 'scenario-host');
 
 function driftAlertNames(ruleFiles) {
   const names = [];
@@ -128,18 +123,14 @@ async function main() {
     await phaseB(prom.base, alerts, startB + 27_000);
     await waitFor('phase-idle', 90_000);
   } finally {
-    writeFileSync(join(OUT, 'host-done'), '');
+    writeHostDone();
     prom.proc.kill('SIGTERM');
-    writeFileSync(join(OUT, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   }
-  const failed = report.checks.filter((c) => !c.ok);
-  log(`${report.checks.length - failed.length} passed, ${failed.length} failed`);
-  process.exit(failed.length ? 1 : 0);
+  exit();
 }
 
 main().catch((e) => {
   log(`error: ${e.message}`);
-  writeFileSync(join(OUT, 'host-done'), '');
-  writeFileSync(join(OUT, 'report.json'), `${JSON.stringify({ ...report, error: e.message }, null, 2)}\n`);
+  writeHostDone(e.message);
   process.exit(1);
 });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sleep, startPrometheus, testRules } from '../lib/prometheus.mjs';
+import { scenarioReport } from '../lib/report.mjs';
 
 const { values: args } = parseArgs({ options: { out: { type: 'string' }, exporter: { type: 'string' } } });
 const OUT = args.out;
@@ -24,13 +25,7 @@ const MXL_AUDIO = idOf('mxl-audio.json');
 const AUDIO_BATCH_S = 0.01; // MXL's audio commit batch (480 samples at 48 kHz) = the binding's grain duration
 const INTERVAL_S = 1; // sender.yaml sampling.interval (the exporter's, not the scrape's)
 
-const report = { checks: [], numbers: {} };
-const log = (m) => console.error(`flows-host: ${m}`);
-function check(ok, what, numbers) {
-  report.checks.push({ ok, what, ...(numbers ? { numbers } : {}) });
-  log(`${ok ? 'ok  ' : 'FAIL'} ${what}${numbers ? ` ${JSON.stringify(numbers)}` : ''}`);
-  return ok;
-}
+const { report, log, check, writeHostDone, exit } = scenarioReport(OUT, 'flows-host');
 
 let prom;
 const q = (expr) => prom.query(expr);
@@ -232,19 +227,15 @@ async function main() {
     await phaseTargetStopped();
     await phase('done', 60_000);
   } finally {
-    writeFileSync(join(OUT, 'host-done'), '');
+    writeHostDone();
     prom?.proc.kill('SIGTERM');
-    writeFileSync(join(OUT, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   }
-  const failed = report.checks.filter((c) => !c.ok);
-  log(`${report.checks.length - failed.length} passed, ${failed.length} failed`);
-  process.exit(failed.length ? 1 : 0);
+  exit();
 }
 
 main().catch((e) => {
   log(`error: ${e.message}`);
-  writeFileSync(join(OUT, 'host-done'), '');
-  writeFileSync(join(OUT, 'report.json'), `${JSON.stringify({ ...report, error: e.message }, null, 2)}\n`);
+  writeHostDone(e.message);
   prom?.proc.kill('SIGTERM');
   process.exit(1);
 });

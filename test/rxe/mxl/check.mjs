@@ -6,19 +6,15 @@
 //   audio: packets and l2 bytes per batch sent within 2 % of the prediction (TCG may not keep
 //          up with 100 batches/s, so per batch, counted by the kernel).
 // usage: node check.mjs OUT_DIR   (writes OUT_DIR/report.json; exit 1 on a failed check)
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scenarioReport } from '../lib/report.mjs';
 
 const OUT = process.argv[2];
 const FLOWS = { video: '5fbec3b1-1b0f-417d-9059-8b94a4710001', audio: 'b3bb5be7-9fe9-4324-a5bb-4c70e1080008' };
-const report = { checks: [], numbers: {} };
+const { report, check, write, exit } = scenarioReport(OUT, 'mxl-check');
 const read = (f) => readFileSync(join(OUT, f), 'utf8');
 const counters = (f) => JSON.parse(read(`counters-${f}.json`));
-
-function check(ok, what, numbers) {
-  report.checks.push({ ok, what, numbers });
-  console.error(`mxl-check: ${ok ? 'ok  ' : 'FAIL'} ${what} ${JSON.stringify(numbers)}`);
-}
 
 /** Prometheus text -> [{ name, labels, value }]. */
 function samples(text) {
@@ -155,7 +151,6 @@ function audio() {
     { measured: perBatch(w.rxAckPackets), predicted: p.ackPacketsRxe0 / rate });
 }
 
-let failed = false;
 for (const phase of [video, audio]) {
   try {
     phase();
@@ -163,7 +158,5 @@ for (const phase of [video, audio]) {
     check(false, `${phase.name}: ${e.message}`, {});
   }
 }
-failed = report.checks.some((c) => !c.ok);
-writeFileSync(join(OUT, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
-console.error(`mxl-check: ${report.checks.filter((c) => c.ok).length} passed, ${report.checks.filter((c) => !c.ok).length} failed`);
-process.exit(failed ? 1 : 0);
+write();
+exit();

@@ -1,0 +1,32 @@
+// The report every rxe check script keeps: checks with their numbers, each logged as it is made,
+// written to OUT/report.json at the end; the host-side scripts also write OUT/host-done, the
+// marker the guest waits for before it ends.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export function scenarioReport(out, tag) {
+  const report = { checks: [], numbers: {} };
+  const log = (m) => console.error(`${tag}: ${m}`);
+  /** Records one check; returns `ok`. */
+  function check(ok, what, numbers) {
+    report.checks.push({ ok, what, ...(numbers ? { numbers } : {}) });
+    log(`${ok ? 'ok  ' : 'FAIL'} ${what}${numbers ? ` ${JSON.stringify(numbers)}` : ''}`);
+    return ok;
+  }
+  /** report.json, with `error` when the script could not finish its checks. */
+  function write(error) {
+    writeFileSync(join(out, 'report.json'), `${JSON.stringify(error === undefined ? report : { ...report, error }, null, 2)}\n`);
+  }
+  /** host-done (the guest may end now), then report.json. */
+  function writeHostDone(error) {
+    writeFileSync(join(out, 'host-done'), '');
+    write(error);
+  }
+  /** Logs the tally and exits 1 if any check failed. */
+  function exit() {
+    const failed = report.checks.filter((c) => !c.ok);
+    log(`${report.checks.length - failed.length} passed, ${failed.length} failed`);
+    process.exit(failed.length ? 1 : 0);
+  }
+  return { report, log, check, write, writeHostDone, exit };
+}
