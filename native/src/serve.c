@@ -128,6 +128,15 @@ static void conn_on_cq_event(struct conn *c)
 	conn_poll(c, false);
 }
 
+/* Answers a connection request with an error status (the sender prints it) and acknowledges the
+ * CM event; the caller still owns the request's id. */
+static void reject_request(struct rdma_cm_event *ev, struct wire_rep *rep, int err)
+{
+	rep->status = htobe32((uint32_t)err);
+	rdma_reject(ev->id, rep, sizeof *rep);
+	rdma_ack_cm_event(ev);
+}
+
 static void handle_connect_request(struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
@@ -141,17 +150,13 @@ static void handle_connect_request(struct rdma_cm_event *ev)
 	if (!req || ev->param.conn.private_data_len < sizeof *req || be32toh(req->magic) != WIRE_MAGIC ||
 	    be16toh(req->version) != WIRE_VERSION) {
 		errf("serve: connection from %s is not an mxl-loadgen v%d sender; rejecting", peer, WIRE_VERSION);
-		rep.status = htobe32(EPROTO);
-		rdma_reject(id, &rep, sizeof rep);
-		rdma_ack_cm_event(ev);
+		reject_request(ev, &rep, EPROTO);
 		rdma_destroy_id(id);
 		return;
 	}
 	if (g_nconns >= MAX_CONNS) {
 		errf("serve: more than %d connections in this run; rejecting %s", MAX_CONNS, peer);
-		rep.status = htobe32(ENOSPC);
-		rdma_reject(id, &rep, sizeof rep);
-		rdma_ack_cm_event(ev);
+		reject_request(ev, &rep, ENOSPC);
 		rdma_destroy_id(id);
 		return;
 	}
@@ -245,9 +250,7 @@ reject_errno:
 	err = errno ? errno : EIO;
 reject:
 	errf("serve: flow %s from %s: %s: %s; rejecting", c->flow_id, peer, step, strerror(err));
-	rep.status = htobe32((uint32_t)err);
-	rdma_reject(id, &rep, sizeof rep);
-	rdma_ack_cm_event(ev);
+	reject_request(ev, &rep, err);
 	conn_release(c);
 	c->state = CONN_CLOSED;
 	g_serve_error = true;
