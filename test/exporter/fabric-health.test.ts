@@ -2,25 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { series, startDaemon } from './harness.js';
-import { TableKernel, loadTable } from '../fixtures/ethtool.js';
-import { dcbReader } from '../health/dcb-replies.js';
-import { EthtoolCounterSource } from '../../src/sources/ethtool/source.js';
-import { SysfsCountersSource, SysfsHwCountersSource, SysfsInventory } from '../../src/sources/sysfs/index.js';
-import { NetdevSource } from '../../src/sources/netdev.js';
+import { mlx5EthtoolAndDcb } from './fabric-measurement.js';
 import { tool } from '../deploy/tools.js';
 
 const CONFIG = `ports:\n  - { device: mlx5_0, port: 1 }\nflows:\n  - { flow: flows/data_60.json, device: mlx5_0, port: 1, direction: tx }\n`;
 
 async function mlx5WithEthtoolAndDcb() {
-  return startDaemon('mlx5_roce', CONFIG, undefined, (fx) => ({
-    measurement: {
-      inventory: new SysfsInventory({ sysfsRoot: fx.root }),
-      sources: [new SysfsCountersSource({ sysfsRoot: fx.root }), new SysfsHwCountersSource({ sysfsRoot: fx.root }), new NetdevSource({ sysfsRoot: fx.root }),
-        new EthtoolCounterSource(new TableKernel(loadTable('mlx5_core')), { sysfsRoot: fx.root })],
-      notes: [],
-      dcb: dcbReader({ ens1f0np0: { pfcEn: 0b1000, dcbx: 0x8 } }),
-    },
-  }));
+  return startDaemon('mlx5_roce', CONFIG, undefined, mlx5EthtoolAndDcb);
 }
 
 describe('fabric-health exposition', () => {

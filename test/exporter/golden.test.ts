@@ -17,11 +17,7 @@ import { tool } from '../deploy/tools.js';
 import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 import type { FixtureName, SysfsFixture } from '../fixtures/sysfs.js';
 import type { DaemonOptions } from '../../src/exporter/daemon.js';
-import { TableKernel, loadTable } from '../fixtures/ethtool.js';
-import { dcbReader } from '../health/dcb-replies.js';
-import { EthtoolCounterSource } from '../../src/sources/ethtool/source.js';
-import { SysfsCountersSource, SysfsHwCountersSource, SysfsInventory } from '../../src/sources/sysfs/index.js';
-import { NetdevSource } from '../../src/sources/netdev.js';
+import { mlx5EthtoolAndDcb } from './fabric-measurement.js';
 
 const GOLDEN_DIR = join(__dirname, 'golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -120,15 +116,7 @@ ports:
 flows:
   - { flow: flows/data_60.json, device: mlx5_0, direction: tx }
 `,
-    options: (fx) => ({
-      measurement: {
-        inventory: new SysfsInventory({ sysfsRoot: fx.root }),
-        sources: [new SysfsCountersSource({ sysfsRoot: fx.root }), new SysfsHwCountersSource({ sysfsRoot: fx.root }), new NetdevSource({ sysfsRoot: fx.root }),
-          new EthtoolCounterSource(new TableKernel(loadTable('mlx5_core')), { sysfsRoot: fx.root })],
-        notes: [],
-        dcb: dcbReader({ ens1f0np0: { pfcEn: 0b1000, dcbx: 0x8 } }),
-      },
-    }),
+    options: mlx5EthtoolAndDcb,
     drive: async (run) => {
       await run.tick(1);
       await run.tick(1);
