@@ -5,8 +5,7 @@
  * (`node dist/sources/probe.js [--raw]`) it prints the probe. `--raw` adds the hex of each
  * STAT_GET answer, to capture fixtures from a real kernel.
  */
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { runsAsScript } from './script.js';
 import type { PortAttributes } from './types.js';
 import { NetlinkCounterSource, NetlinkRequestError, hex, netlinkCounterSpec } from './netlink/index.js';
 import { gidTypeName, openVerbsInventory } from './verbs/index.js';
@@ -136,17 +135,7 @@ export async function probeNative(options: ProbeOptions = {}): Promise<NativePro
   return { verbs: probeVerbs(), netlink: probeNetlink(options) };
 }
 
-function runAsScript(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (runAsScript()) {
+if (runsAsScript(import.meta.url)) {
   const probe = await probeNative({ raw: process.argv.includes('--raw') });
   process.stdout.write(`${JSON.stringify(probe, null, 2)}\n`);
 }

@@ -3,8 +3,7 @@
  * JSON (driver, names, values), to compare with `ethtool -S IFNAME` (test/rxe/ethtool-guest.sh)
  * and, with --raw, the kernel's answers in hex to capture test fixtures.
  */
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { runsAsScript } from '../script.js';
 import { hex } from '../netlink/codec.js';
 import { type EthtoolReply, type EthtoolTransport, IoctlTransport } from './ioctl.js';
 import { readEthtoolStats, readValues } from './read.js';
@@ -66,14 +65,4 @@ function main(argv: readonly string[]): number {
   }
 }
 
-function runAsScript(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (runAsScript()) process.exitCode = main(process.argv.slice(2));
+if (runsAsScript(import.meta.url)) process.exitCode = main(process.argv.slice(2));
