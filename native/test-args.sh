@@ -118,9 +118,9 @@ WANT_ERR="no flows" expect_rc 2 "empty flows-json" -- send --dry-run 1 --flows-j
 printf '[\n {"flowId": "a", "writeBytes": 10}\n]\n' >"$TMP/missing.json"
 WANT_ERR='entry 0: missing "rate"' expect_rc 2 "flows-json missing key" -- send --dry-run 1 --flows-json "$TMP/missing.json" --duration 1
 printf '[\n {"flowId": "a",\n  "writeBytes": "10", "rate": "1/1"}]\n' >"$TMP/strbytes.json"
-WANT_ERR="line 3: writeBytes must be a number" expect_rc 2 "flows-json string bytes" -- send --dry-run 1 --flows-json "$TMP/strbytes.json" --duration 1
+WANT_ERR="entry 0: writeBytes must be a number" expect_rc 2 "flows-json string bytes" -- send --dry-run 1 --flows-json "$TMP/strbytes.json" --duration 1
 printf '[{"flowId": "a", "writeBytes": 10, "rate": "1/1"},]' >"$TMP/trailing.json"
-WANT_ERR="expected an object" expect_rc 2 "flows-json trailing comma" -- send --dry-run 1 --flows-json "$TMP/trailing.json" --duration 1
+WANT_ERR="line 1 column 51: unexpected token" expect_rc 2 "flows-json trailing comma" -- send --dry-run 1 --flows-json "$TMP/trailing.json" --duration 1
 printf '{"flowId": "a"}' >"$TMP/object.json"
 WANT_ERR="expected a JSON array" expect_rc 2 "flows-json not an array" -- send --dry-run 1 --flows-json "$TMP/object.json" --duration 1
 WANT_ERR="open: No such file" expect_rc 2 "flows-json missing file" -- send --dry-run 1 --flows-json "$TMP/nope.json" --duration 1

@@ -15,7 +15,7 @@ function logfmt(out: Writable): { write(line: string): void } {
   return {
     write(line: string): void {
       const { time, level, msg, pid: _pid, hostname: _host, ...rest } = JSON.parse(line) as Record<string, unknown>;
-      const fields = [`ts=${new Date(Number(time)).toISOString()}`, `level=${levels.labels[Number(level)] ?? level}`];
+      const fields = [`ts=${new Date(Number(time)).toISOString()}`, `level=${levels.labels[Number(level)] ?? String(level)}`];
       if (msg !== undefined) fields.push(`msg=${quote(msg)}`);
       for (const [k, v] of Object.entries(rest)) fields.push(`${k}=${quote(v)}`);
       out.write(`${fields.join(' ')}\n`);

@@ -31,3 +31,15 @@ export function procMemory(pid) {
 export const CLK_TCK = 100;
 
 export const round = (x, digits = 3) => (x === undefined || !Number.isFinite(x) ? x : Number(x.toFixed(digits)));
+
+/** Element-wise median of the numbers of several rounds of the same JSON shape. */
+export function medianRounds(rounds) {
+  const merge = (xs) => {
+    if (typeof xs[0] === 'number') return percentile(xs, 50);
+    if (xs[0] && typeof xs[0] === 'object' && !Array.isArray(xs[0])) return Object.fromEntries(Object.keys(xs[0]).map((k) => [k, merge(xs.map((x) => x[k]))]));
+    return xs[0];
+  };
+  return { ...merge(rounds), rounds: rounds.length };
+}
+
+export const roundAll = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]));

@@ -16,6 +16,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Sampler } from '../../dist/sampler/sampler.js';
 import { selectSources } from '../../dist/sources/select.js';
+import { valuesNow } from '../../dist/sources/types.js';
+import { runSync } from '../../dist/reads/program.js';
 import { mean, percentile } from './stats.mjs';
 
 const [treeArg, secondsArg, fileList] = process.argv.slice(2);
@@ -94,9 +96,9 @@ const result = { tree };
     tick: await measure(() => s.tick(), seconds),
     // The parts of a tick, through public interfaces only:
     // port discovery and attributes (what a full refresh asks the inventory for),
-    reconcile: await measure(() => { for (const ref of measurement.inventory.listPorts()) measurement.inventory.readAttributes(ref); }, seconds / 2),
-    // every set's read() on this thread (stat + pread + parse of each file),
-    readCounters: await measure(() => { for (const { set } of sets) set.read(); }, seconds / 2),
+    reconcile: await measure(() => { for (const ref of runSync(measurement.inventory.listReads())) runSync(measurement.inventory.attributeReads(ref)); }, seconds / 2),
+    // every set's reads on this thread (stat + pread + parse of each file),
+    readCounters: await measure(() => { for (const { set } of sets) valuesNow(set); }, seconds / 2),
   });
   // and every set's read as one request on the reader threads (what a tick does, minus the series).
   if (typeof s.reader?.run === 'function' && typeof sets[0]?.set.reads === 'function') {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the exporter image with podman: makes the base if it is missing (base.sh), stages the
-# built app (dist/, config/, package files, production node_modules), then builds Containerfile
-# with the stage as context. Needs podman and, for the base, mmdebstrap.
+# built app with scripts/stage.sh (dist/, the bounded reader native/build/libmfe-reader.so,
+# config/, package files, production node_modules), then builds Containerfile with the stage as
+# context. Needs podman and, for the base, mmdebstrap.
 #   IMAGE=mxl-fabric-exporter:0.1.0 BASE_IMAGE=... bash deploy/container/build.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -16,10 +17,7 @@ npm run --silent build
 REVISION=$(node -p "require('./dist/build.json').revision")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-cp -r dist config package.json package-lock.json README.md "$stage"/
-# Production dependencies only, from the lockfile and npm's cache; no install scripts run
-# (koffi ships its prebuilt native module in the package).
-(cd "$stage" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error >/dev/null)
+bash scripts/stage.sh "$stage"
 
 podman build --quiet --file Containerfile --build-arg "BASE=$BASE_IMAGE" --build-arg "VERSION=$VERSION" \
   --build-arg "REVISION=$REVISION" --tag "$IMAGE" "$stage" >/dev/null

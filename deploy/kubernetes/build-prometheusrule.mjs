@@ -5,6 +5,10 @@
 //
 //   node deploy/kubernetes/build-prometheusrule.mjs           write the file
 //   node deploy/kubernetes/build-prometheusrule.mjs --check   exit 1 if the file is out of date
+//   node deploy/kubernetes/build-prometheusrule.mjs --runbook-base=URL [--output=FILE]
+//       adds runbook_url: URL#<alert name in lower case> to every alert, for where your copy of
+//       the README's Runbook lives (its headings are the alert names). The rule files carry no
+//       runbook_url: this repository has no address of its own to invent one from.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,13 +18,18 @@ const here = dirname(fileURLToPath(import.meta.url));
 const rulesDir = join(here, '..', 'prometheus', 'rules');
 export const OUTPUT = join(here, 'prometheusrule.yaml');
 
-export function build() {
+export function build({ runbookBase } = {}) {
   const files = readdirSync(rulesDir).filter((f) => /\.ya?ml$/.test(f)).sort();
   const groups = [];
   for (const f of files) {
     const doc = parse(readFileSync(join(rulesDir, f), 'utf8'));
     if (!doc || !Array.isArray(doc.groups)) throw new Error(`${f}: no groups`);
     groups.push(...doc.groups);
+  }
+  if (runbookBase) {
+    for (const rule of groups.flatMap((g) => g.rules)) {
+      if (rule.alert) rule.annotations = { ...rule.annotations, runbook_url: `${runbookBase}#${rule.alert.toLowerCase()}` };
+    }
   }
   const resource = {
     apiVersion: 'monitoring.coreos.com/v1',
@@ -42,7 +51,14 @@ export function build() {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const text = build();
+  const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const runbookBase = flag('runbook-base');
+  const output = flag('output') ?? OUTPUT;
+  if (runbookBase !== undefined && !/^https?:\/\/\S+$/.test(runbookBase)) {
+    console.error(`--runbook-base must be an http(s) URL, got "${runbookBase}"`);
+    process.exit(2);
+  }
+  const text = build({ runbookBase });
   if (process.argv.includes('--check')) {
     let current = '';
     try {
@@ -55,7 +71,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       process.exit(1);
     }
   } else {
-    writeFileSync(OUTPUT, text);
-    console.log(`wrote ${relative(process.cwd(), OUTPUT)}`);
+    writeFileSync(output, text);
+    console.log(`wrote ${relative(process.cwd(), output)}`);
   }
 }

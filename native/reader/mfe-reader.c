@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -197,20 +196,36 @@ static int64_t op_read_dir(const char *path, uint8_t *out, uint32_t cap, uint32_
   return count;
 }
 
+static int is_space(uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/* A counter's text as a u64 at out (src/sources/sysfs/parse.ts parseCounterBytes() is the same rule). */
+static int64_t op_pread_counter(const struct mfr_op *op, uint8_t *out, uint32_t *len) {
+  ssize_t n;
+  do n = pread(op->fd, out, op->out_cap, op->offset);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return neg_errno();
+  *len = (uint32_t)n;
+  size_t s = 0, e = (size_t)n;
+  while (s < e && is_space(out[s])) s++;
+  while (e > s && is_space(out[e - 1])) e--;
+  if (e - s < 1 || e - s > 20) return -EILSEQ;
+  uint64_t v = 0;
+  for (size_t i = s; i < e; i++) {
+    unsigned d = (unsigned)out[i] - '0';
+    if (d > 9 || v > (UINT64_MAX - d) / 10) return -EILSEQ;
+    v = v * 10 + d;
+  }
+  memcpy(out, &v, sizeof v);
+  *len = sizeof v;
+  return n;
+}
+
 static int64_t op_stat(const char *path, uint8_t *out) {
   struct stat st;
   if (stat(path, &st) < 0) return neg_errno();
   struct mfr_stat s = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint32_t)st.st_mode, 0, (uint64_t)st.st_size};
   memcpy(out, &s, sizeof s);
   return 0;
-}
-
-static int64_t op_flock_probe(int fd) {
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    flock(fd, LOCK_UN);
-    return 0;
-  }
-  return errno == EWOULDBLOCK ? 1 : neg_errno();
 }
 
 /*
@@ -293,9 +308,6 @@ static void run_op(const struct batch *b, uint32_t i) {
       while (s < 0 && errno == EINTR);
       if (s < 0) s = neg_errno();
       break;
-    case MFR_FLOCK_PROBE:
-      s = op_flock_probe(op->fd);
-      break;
     case MFR_SEND:
       do s = send(op->fd, b->request + op->in_off, op->in_len, MSG_NOSIGNAL);
       while (s < 0 && errno == EINTR);
@@ -321,6 +333,18 @@ static void run_op(const struct batch *b, uint32_t i) {
     case MFR_NL_TRANSACT:
       s = op_nl_transact(op->fd, b->request + op->in_off, op->in_len, out, op->out_cap, &len);
       break;
+    case MFR_PREAD_COUNTER:
+      s = op_pread_counter(op, out, &len);
+      res->out_len = len; /* on -EILSEQ: the text read */
+      res->status = s;
+      return;
+    case MFR_VERBS_OPEN:
+    case MFR_VERBS_QUERY_PORT:
+    case MFR_VERBS_QUERY_GIDS:
+      s = mfr_verbs_op(op, out, &len);
+      res->out_len = len; /* on failure: the loader's message, if any */
+      res->status = s;
+      return;
     default:
       s = -EINVAL;
   }
@@ -497,7 +521,8 @@ static int valid_op(const struct mfr_op *op, uint32_t request_len) {
   }
 }
 
-int64_t mfr_submit(mfr *r, const uint8_t *request, uint32_t request_len, uint32_t n_ops) {
+/* The data area a valid request's outputs need, or -EINVAL. */
+static int64_t data_bytes(const uint8_t *request, uint32_t request_len, uint32_t n_ops) {
   if (n_ops == 0 || request_len > MAX_BYTES || (uint64_t)n_ops * sizeof(struct mfr_op) > request_len) return -EINVAL;
   const struct mfr_op *ops = (const struct mfr_op *)request;
   uint64_t data_len = 0;
@@ -505,12 +530,54 @@ int64_t mfr_submit(mfr *r, const uint8_t *request, uint32_t request_len, uint32_
     struct mfr_op op;
     memcpy(&op, &ops[i], sizeof op);
     if (!valid_op(&op, request_len)) return -EINVAL;
-    int path_op = op.kind == MFR_READ_FILE || op.kind == MFR_READ_DIR || op.kind == MFR_READ_LINK || op.kind == MFR_STAT || op.kind == MFR_OPEN;
+    int path_op =
+        op.kind == MFR_READ_FILE || op.kind == MFR_READ_DIR || op.kind == MFR_READ_LINK || op.kind == MFR_STAT || op.kind == MFR_OPEN;
     if (path_op && request[op.in_off + op.in_len - 1] != 0) return -EINVAL;
     if (op.kind == MFR_STAT && op.out_cap < sizeof(struct mfr_stat)) return -EINVAL;
+    if (op.kind == MFR_VERBS_QUERY_PORT && op.out_cap < MFR_VERBS_PORT_BYTES) return -EINVAL;
+    if (op.kind == MFR_PREAD_COUNTER && op.out_cap < sizeof(uint64_t)) return -EINVAL;
     data_len += (op.out_cap + 7u) & ~7u;
   }
-  if (data_len > MAX_BYTES) return -EINVAL;
+  return data_len > MAX_BYTES ? -EINVAL : (int64_t)data_len;
+}
+
+/* Each op's region, 8-aligned in op order; every status MFR_NOT_RUN until it runs. */
+static void lay_out(const struct mfr_op *ops, struct mfr_result *res, uint32_t n_ops) {
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < n_ops; i++) {
+    res[i].status = MFR_NOT_RUN;
+    res[i].out_off = at;
+    res[i].out_len = 0;
+    at += (ops[i].out_cap + 7u) & ~7u;
+  }
+}
+
+int64_t mfr_run_sync(const uint8_t *request, uint32_t request_len, uint32_t n_ops, uint8_t *out, uint64_t out_len) {
+  int64_t data_len = data_bytes(request, request_len, n_ops);
+  if (data_len < 0) return data_len;
+  uint64_t need = (uint64_t)n_ops * sizeof(struct mfr_result) + (uint64_t)data_len;
+  if (out_len < need || ((uintptr_t)out & 7u) != 0) return -ENOBUFS;
+  uint8_t *copy = malloc(request_len); /* 8-aligned, as ops are read in place */
+  if (!copy) return -ENOMEM;
+  memcpy(copy, request, request_len);
+  struct batch b;
+  memset(&b, 0, sizeof b);
+  b.request = copy;
+  b.ops = (const struct mfr_op *)copy;
+  b.res = (struct mfr_result *)out;
+  b.data = out + (uint64_t)n_ops * sizeof(struct mfr_result);
+  b.data_len = (uint64_t)data_len;
+  b.n = n_ops;
+  lay_out(b.ops, b.res, n_ops);
+  for (uint32_t i = 0; i < n_ops; i++) run_op(&b, i);
+  free(copy);
+  return (int64_t)need;
+}
+
+int64_t mfr_submit(mfr *r, const uint8_t *request, uint32_t request_len, uint32_t n_ops) {
+  int64_t data_bytes_or_error = data_bytes(request, request_len, n_ops);
+  if (data_bytes_or_error < 0) return data_bytes_or_error;
+  uint64_t data_len = (uint64_t)data_bytes_or_error;
   size_t head = (sizeof(struct batch) + 7) & ~(size_t)7;
   size_t req = ((size_t)request_len + 7) & ~(size_t)7;
   size_t size = head + req + (size_t)n_ops * sizeof(struct mfr_result) + data_len;
@@ -533,13 +600,7 @@ int64_t mfr_submit(mfr *r, const uint8_t *request, uint32_t request_len, uint32_
   b->data = (uint8_t *)(b->res + n_ops);
   b->data_len = data_len;
   b->n = n_ops;
-  uint32_t at = 0;
-  for (uint32_t i = 0; i < n_ops; i++) {
-    b->res[i].status = MFR_NOT_RUN;
-    b->res[i].out_off = at;
-    b->res[i].out_len = 0;
-    at += (b->ops[i].out_cap + 7u) & ~7u;
-  }
+  lay_out(b->ops, b->res, n_ops);
   b->state = B_RUNNING;
 
   pthread_mutex_lock(&r->mu);

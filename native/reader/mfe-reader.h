@@ -18,25 +18,38 @@
 
 #include <stdint.h>
 
-#define MFR_ABI_VERSION 1
+#define MFR_ABI_VERSION 3
 
 /* Operation kinds. Every path is NUL-terminated in the request; every output goes to the
  * op's own region of `out_cap` bytes. Status: >= 0 as listed, or -errno. */
 enum mfr_kind {
-  MFR_PREAD = 1,      /* pread(fd, out, out_cap, offset): bytes read */
-  MFR_READ = 2,       /* read(fd, out, out_cap) for streams (FIFOs): bytes read */
-  MFR_READ_FILE = 3,  /* open(path, O_RDONLY|O_NONBLOCK|flags), read to EOF or out_cap, close: bytes */
-  MFR_READ_DIR = 4,   /* the names in a directory but . and .., each NUL-terminated: count (-ENOBUFS if out_cap is short) */
-  MFR_READ_LINK = 5,  /* readlink(path): bytes */
-  MFR_STAT = 6,       /* stat(path) into struct mfr_stat: 0 */
-  MFR_OPEN = 7,       /* open(path, flags|O_CLOEXEC): the descriptor */
-  MFR_FLOCK_PROBE = 8,/* flock(fd, LOCK_EX|LOCK_NB), released at once: 0 free, 1 held by someone */
-  MFR_SEND = 9,       /* send(fd, in, in_len, 0) on a connected socket: bytes sent */
-  MFR_RECV = 10,      /* recv(fd, out, out_cap, MSG_TRUNC): the datagram's full length */
-  MFR_IOCTL = 11,     /* copy `in` to out, optionally store &out[fix_to] at out[fix_at], ioctl(fd, offset, out): its result */
+  MFR_PREAD = 1,     /* pread(fd, out, out_cap, offset): bytes read */
+  MFR_READ = 2,      /* read(fd, out, out_cap) for streams (FIFOs): bytes read */
+  MFR_READ_FILE = 3, /* open(path, O_RDONLY|O_NONBLOCK|flags), read to EOF or out_cap, close: bytes */
+  MFR_READ_DIR = 4,  /* the names in a directory but . and .., each NUL-terminated: count (-ENOBUFS if out_cap is short) */
+  MFR_READ_LINK = 5, /* readlink(path): bytes */
+  MFR_STAT = 6,      /* stat(path) into struct mfr_stat: 0 */
+  MFR_OPEN = 7,      /* open(path, flags|O_CLOEXEC): the descriptor */
+  /* 8 was a flock probe that no program used; the numbers below keep their values. */
+  MFR_SEND = 9,         /* send(fd, in, in_len, 0) on a connected socket: bytes sent */
+  MFR_RECV = 10,        /* recv(fd, out, out_cap, MSG_TRUNC): the datagram's full length */
+  MFR_IOCTL = 11,       /* copy `in` to out, optionally store &out[fix_to] at out[fix_at], ioctl(fd, offset, out): its result */
   MFR_NL_TRANSACT = 12, /* send netlink request `in` on a connected socket, recv until NLMSG_DONE or NLMSG_ERROR for
                          * its seq; out holds each datagram as u32 length + bytes: total bytes (-ENOBUFS if short) */
-  MFR_KIND_MAX = 12,
+  /* libibverbs (verbs.c), loaded on first use: -ELIBACC without the library, -ELIBBAD when it lacks a
+   * symbol (out holds the loader's message); a device is named by the handle MFR_VERBS_OPEN gave, in fd. */
+  MFR_VERBS_OPEN = 13,       /* ibv_get_device_list, then ibv_open_device and ibv_query_device for each:
+                              * one struct mfr_verbs_device each: the count (-errno of ibv_get_device_list) */
+  MFR_VERBS_QUERY_PORT = 14, /* ibv_query_port(port = offset) into MFR_VERBS_PORT_BYTES: the compat
+                              * ibv_port_attr (48 bytes, zero to 56), u64 ibv_query_port_speed at 56 when
+                              * flags has MFR_VERBS_SPEED (0 when unsupported): 0 or -errno */
+  MFR_VERBS_QUERY_GIDS = 15, /* the port's (offset) valid struct ibv_gid_entry, 32 bytes each: _ibv_query_gid_table
+                              * with out_cap / 32 entries of room, else _ibv_query_gid_ex per index: entries */
+  MFR_PREAD_COUNTER = 16,    /* pread(fd, out, out_cap, offset) of a counter's text ("%llu\n": show_hw_stats(),
+                              * show_pma_counter() in drivers/infiniband/core/sysfs.c), parsed here: surrounding
+                              * ASCII whitespace ignored, 1..20 digits, at most UINT64_MAX. The value as a u64 in the
+                              * first 8 bytes (out_len 8): bytes read. Any other text: -EILSEQ with the text as output */
+  MFR_KIND_MAX = 16,
 };
 
 #define MFR_NO_FIX 0xffffffffu
@@ -69,6 +82,22 @@ struct mfr_stat {
   uint32_t pad;
   uint64_t size;
 };
+
+/* What MFR_VERBS_OPEN writes per listed device, 96 bytes. */
+struct mfr_verbs_device {
+  int32_t status;        /* 0, or -errno of the call `failed` names (then no handle) */
+  uint32_t handle;       /* for the other verbs ops and mfr_verbs_close */
+  uint32_t ports;        /* phys_port_cnt */
+  uint32_t gid_capacity; /* the ports' gid_tbl_len summed: room for the device's whole GID table */
+  uint32_t failed;       /* enum mfr_verbs_call */
+  uint32_t pad[3];
+  char name[64];
+};
+
+enum mfr_verbs_call { MFR_VERBS_CALL_NONE = 0, MFR_VERBS_CALL_OPEN = 1, MFR_VERBS_CALL_QUERY_DEVICE = 2, MFR_VERBS_CALL_TABLE = 3 };
+
+#define MFR_VERBS_PORT_BYTES 64
+#define MFR_VERBS_SPEED 1u
 
 /* Status of an op that never ran (the batch was abandoned or its thread died before it). */
 #define MFR_NOT_RUN (-125) /* -ECANCELED */
@@ -112,6 +141,15 @@ int mfr_abandon(mfr *r, uint64_t id, uint8_t *out, uint64_t out_len, uint32_t *s
 void mfr_stats(mfr *r, uint64_t *out6);
 /* Stops idle threads; busy and blocked ones stop when their call returns. */
 void mfr_close(mfr *r);
+/* Runs a request's ops on the caller's thread (the direct executor's verbs ops): results then
+ * data into `out`, laid out as mfr_collect does. Bytes, or -errno. */
+int64_t mfr_run_sync(const uint8_t *request, uint32_t request_len, uint32_t n_ops, uint8_t *out, uint64_t out_len);
+/* The owner lets go of a device MFR_VERBS_OPEN opened: ibv_close_device runs now, or when the
+ * last op still using it returns (a thread abandoned inside a query). 0, or -EBADF. */
+int mfr_verbs_close(uint32_t handle);
+/* verbs.c: runs one MFR_VERBS_* op; *len is its output's length. */
+int64_t mfr_verbs_op(const struct mfr_op *op, uint8_t *out, uint32_t *len);
+
 /* Tests: cancel one idle thread, as if it had died. 0, or -ESRCH when none is idle. */
 int mfr_test_kill_idle(mfr *r);
 

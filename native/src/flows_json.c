@@ -1,511 +1,197 @@
-/* A tiny JSON reader for --flows-json: the array `calc --output json` prints. */
+/*
+ * --flows-json: the array `calc --output json` prints, parsed with jansson (Debian's
+ * libjansson-dev). Only the keys the sender uses are read; every other key is ignored.
+ */
+#include <jansson.h>
+
 #include "flow.h"
 
-struct jp {
-	const char *p, *end, *start;
-	const char *file;
+/* Largest --flows-json accepted: far above any config's calc output. */
+#define FLOWS_JSON_MAX_BYTES (64u << 20)
+
+struct flows_doc {
+  const char *file;
+  size_t index; /* the entry being read */
 };
 
-static void jp_ws(struct jp *j)
-{
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-		j->p++;
+static int doc_err(const struct flows_doc *d, const char *what) {
+  errf("--flows-json %s: entry %zu: %s", d->file, d->index, what);
+  return -1;
 }
 
-static int jp_line(const struct jp *j)
-{
-	int line = 1;
-	for (const char *q = j->start; q < j->p; q++)
-		line += *q == '\n';
-	return line;
+static int get_u64(const struct flows_doc *d, const json_t *v, const char *what, uint64_t *out) {
+  if (!json_is_integer(v) || json_integer_value(v) < 0) return doc_err(d, what);
+  *out = (uint64_t)json_integer_value(v);
+  return 0;
 }
 
-static int jp_err(const struct jp *j, const char *what)
-{
-	errf("--flows-json %s: line %d: %s", j->file, jp_line(j), what);
-	return -1;
+static int get_u32(const struct flows_doc *d, const json_t *v, const char *what, uint32_t *out) {
+  uint64_t wide;
+  if (get_u64(d, v, what, &wide)) return -1;
+  if (wide > UINT32_MAX) return doc_err(d, what);
+  *out = (uint32_t)wide;
+  return 0;
 }
 
-static int jp_hex4(struct jp *j, unsigned *out)
-{
-	if (j->end - j->p < 4)
-		return -1;
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = j->p[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned)(c - 'A' + 10);
-		else
-			return -1;
-	}
-	j->p += 4;
-	*out = v;
-	return 0;
+/* calc's `writes`: [{ "bytes": N, "immediate": true|false, ... }]. */
+static int read_writes(const struct flows_doc *d, const json_t *v, struct plan *p) {
+  if (!json_is_array(v)) return doc_err(d, "writes must be an array of {\"bytes\", \"immediate\"} objects");
+  if (json_array_size(v) > MAX_PLAN_WRITES) return doc_err(d, "more than 64 writes per grain");
+  p->nwrites = 0;
+  size_t i;
+  const json_t *w;
+  json_array_foreach(v, i, w) {
+    if (!json_is_object(w)) return doc_err(d, "expected an object in writes");
+    struct plan_write *pw = &p->writes[p->nwrites++];
+    *pw = (struct plan_write){.immediate = false};
+    if (get_u64(d, json_object_get(w, "bytes"), "writes[].bytes must be a non-negative integer", &pw->bytes)) return -1;
+    const json_t *imm = json_object_get(w, "immediate");
+    if (imm && !json_is_boolean(imm)) return doc_err(d, "writes[].immediate must be true or false");
+    pw->immediate = imm && json_is_true(imm);
+  }
+  return 0;
 }
 
-/* Reads a string into out (UTF-8); out may be NULL to skip. */
-static int jp_string(struct jp *j, char *out, size_t cap)
-{
-	size_t n = 0;
-	if (j->p >= j->end || *j->p != '"')
-		return jp_err(j, "expected a string");
-	j->p++;
-	for (;;) {
-		if (j->p >= j->end)
-			return jp_err(j, "unterminated string");
-		unsigned char c = (unsigned char)*j->p++;
-		unsigned cp;
-		if (c == '"')
-			break;
-		if (c < 0x20)
-			return jp_err(j, "control character in string");
-		if (c != '\\') {
-			if (out && n + 1 < cap)
-				out[n++] = (char)c;
-			else if (out)
-				return jp_err(j, "string too long");
-			continue;
-		}
-		if (j->p >= j->end)
-			return jp_err(j, "unterminated string");
-		c = (unsigned char)*j->p++;
-		switch (c) {
-		case '"': cp = '"'; break;
-		case '\\': cp = '\\'; break;
-		case '/': cp = '/'; break;
-		case 'b': cp = '\b'; break;
-		case 'f': cp = '\f'; break;
-		case 'n': cp = '\n'; break;
-		case 'r': cp = '\r'; break;
-		case 't': cp = '\t'; break;
-		case 'u':
-			if (jp_hex4(j, &cp))
-				return jp_err(j, "bad \\u escape");
-			if (cp >= 0xd800 && cp < 0xdc00) {
-				unsigned lo;
-				if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u')
-					return jp_err(j, "unpaired surrogate");
-				j->p += 2;
-				if (jp_hex4(j, &lo) || lo < 0xdc00 || lo > 0xdfff)
-					return jp_err(j, "unpaired surrogate");
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			}
-			break;
-		default:
-			return jp_err(j, "bad escape in string");
-		}
-		if (!out)
-			continue;
-		char enc[4];
-		size_t len;
-		if (cp < 0x80) {
-			enc[0] = (char)cp;
-			len = 1;
-		} else if (cp < 0x800) {
-			enc[0] = (char)(0xc0 | (cp >> 6));
-			enc[1] = (char)(0x80 | (cp & 0x3f));
-			len = 2;
-		} else if (cp < 0x10000) {
-			enc[0] = (char)(0xe0 | (cp >> 12));
-			enc[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-			enc[2] = (char)(0x80 | (cp & 0x3f));
-			len = 3;
-		} else {
-			enc[0] = (char)(0xf0 | (cp >> 18));
-			enc[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-			enc[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-			enc[3] = (char)(0x80 | (cp & 0x3f));
-			len = 4;
-		}
-		if (n + len >= cap)
-			return jp_err(j, "string too long");
-		memcpy(out + n, enc, len);
-		n += len;
-	}
-	if (out)
-		out[n] = '\0';
-	return 0;
+/* calc's `audio`: the batch layout MXL sends from. Absent members stay 0 (plan_problem checks). */
+static int read_audio(const struct flows_doc *d, const json_t *v, struct audio_layout *al) {
+  if (!json_is_object(v)) return doc_err(d, "audio must be an object");
+  static const struct {
+    const char *key;
+    size_t offset;
+  } u32s[] = {
+      {"channels", offsetof(struct audio_layout, channels)},        {"samplesPerBatch", offsetof(struct audio_layout, samples)},
+      {"sampleBytes", offsetof(struct audio_layout, sample_bytes)}, {"headerBytes", offsetof(struct audio_layout, header_bytes)},
+      {"txIovLimit", offsetof(struct audio_layout, iov_limit)},
+  };
+  char what[64];
+  for (size_t i = 0; i < sizeof u32s / sizeof u32s[0]; i++) {
+    const json_t *m = json_object_get(v, u32s[i].key);
+    snprintf(what, sizeof what, "audio.%s must be an integer", u32s[i].key);
+    if (m && get_u32(d, m, what, (uint32_t *)((char *)al + u32s[i].offset))) return -1;
+  }
+  const json_t *ring = json_object_get(v, "ringLengthSamples");
+  if (ring && get_u64(d, ring, "audio.ringLengthSamples must be an integer", &al->ring)) return -1;
+  return 0;
 }
 
-/* A JSON number token as text (validated loosely; callers check what they need). */
-static int jp_number_text(struct jp *j, char *out, size_t cap)
-{
-	size_t n = 0;
-	while (j->p < j->end && (isdigit((unsigned char)*j->p) || strchr("+-.eE", *j->p))) {
-		if (n + 1 >= cap)
-			return jp_err(j, "number too long");
-		out[n++] = *j->p++;
-	}
-	out[n] = '\0';
-	return n ? 0 : jp_err(j, "expected a value");
+/* `rate` (or `eventRate`): "num/den", or an integer. */
+static int read_rate(const struct flows_doc *d, const json_t *v, struct flow *f) {
+  char text[64];
+  if (json_is_string(v)) snprintf(text, sizeof text, "%s", json_string_value(v));
+  else if (json_is_integer(v)) snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+  else text[0] = '\0';
+  if (parse_rate(text, &f->num, &f->den)) return doc_err(d, "rate must be \"num/den\" (or an integer) with 1 <= num,den <= 1e9");
+  return 0;
 }
 
-static int jp_skip_value(struct jp *j, int depth)
-{
-	if (depth > 64)
-		return jp_err(j, "nesting too deep");
-	jp_ws(j);
-	if (j->p >= j->end)
-		return jp_err(j, "unexpected end of file");
-	char c = *j->p;
-	if (c == '"')
-		return jp_string(j, NULL, 0);
-	if (c == '{' || c == '[') {
-		char close = c == '{' ? '}' : ']';
-		j->p++;
-		jp_ws(j);
-		if (j->p < j->end && *j->p == close) {
-			j->p++;
-			return 0;
-		}
-		for (;;) {
-			if (c == '{') {
-				jp_ws(j);
-				if (jp_string(j, NULL, 0))
-					return -1;
-				jp_ws(j);
-				if (j->p >= j->end || *j->p != ':')
-					return jp_err(j, "expected ':'");
-				j->p++;
-			}
-			if (jp_skip_value(j, depth + 1))
-				return -1;
-			jp_ws(j);
-			if (j->p < j->end && *j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (j->p < j->end && *j->p == close) {
-				j->p++;
-				return 0;
-			}
-			return jp_err(j, "expected ',' or closing bracket");
-		}
-	}
-	static const char *const lits[] = { "true", "false", "null" };
-	for (size_t i = 0; i < 3; i++) {
-		size_t l = strlen(lits[i]);
-		if ((size_t)(j->end - j->p) >= l && !memcmp(j->p, lits[i], l)) {
-			j->p += l;
-			return 0;
-		}
-	}
-	char num[64];
-	return jp_number_text(j, num, sizeof num);
-}
-
-typedef int (*jp_member_fn)(struct jp *j, const char *key, void *ctx);
-
-/* Reads an object, calling fn for each key with the reader on its value; fn must consume it. */
-static int jp_object(struct jp *j, const char *what, jp_member_fn fn, void *ctx)
-{
-	char key[64];
-	jp_ws(j);
-	if (j->p >= j->end || *j->p != '{')
-		return jp_err(j, what);
-	j->p++;
-	jp_ws(j);
-	if (j->p < j->end && *j->p == '}') {
-		j->p++;
-		return 0;
-	}
-	for (;;) {
-		jp_ws(j);
-		const char *key_at = j->p;
-		if (j->p >= j->end || *j->p != '"')
-			return jp_err(j, "expected a key");
-		/* keys longer than any we know are skipped as unknown */
-		struct jp probe = *j;
-		if (jp_string(&probe, key, sizeof key)) {
-			j->p = key_at;
-			if (jp_string(j, NULL, 0))
-				return -1;
-			key[0] = '\0';
-		} else {
-			*j = probe;
-		}
-		jp_ws(j);
-		if (j->p >= j->end || *j->p != ':')
-			return jp_err(j, "expected ':'");
-		j->p++;
-		jp_ws(j);
-		if (fn(j, key, ctx))
-			return -1;
-		jp_ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
-			continue;
-		}
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
-			return 0;
-		}
-		return jp_err(j, "expected ',' or '}'");
-	}
-}
-
-static int jp_u64(struct jp *j, const char *what, uint64_t *out)
-{
-	char num[64];
-	if (j->p < j->end && *j->p == '"')
-		return jp_err(j, what);
-	if (jp_number_text(j, num, sizeof num) || parse_u64(num, out))
-		return jp_err(j, what);
-	return 0;
-}
-
-static int jp_u32(struct jp *j, const char *what, uint32_t *out)
-{
-	uint64_t v;
-	if (jp_u64(j, what, &v))
-		return -1;
-	if (v > UINT32_MAX)
-		return jp_err(j, what);
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int jp_bool(struct jp *j, bool *out)
-{
-	if ((size_t)(j->end - j->p) >= 4 && !memcmp(j->p, "true", 4)) {
-		j->p += 4;
-		*out = true;
-		return 0;
-	}
-	if ((size_t)(j->end - j->p) >= 5 && !memcmp(j->p, "false", 5)) {
-		j->p += 5;
-		*out = false;
-		return 0;
-	}
-	return jp_err(j, "expected true or false");
-}
-
-/* One of calc's `writes`: { "bytes": N, "immediate": true|false, ... }. */
-static int jp_write_member(struct jp *j, const char *key, void *ctx)
-{
-	struct plan_write *w = ctx;
-	if (!strcmp(key, "bytes"))
-		return jp_u64(j, "writes[].bytes must be a non-negative integer", &w->bytes);
-	if (!strcmp(key, "immediate"))
-		return jp_bool(j, &w->immediate);
-	return jp_skip_value(j, 2);
-}
-
-static int jp_writes(struct jp *j, struct plan *p)
-{
-	if (j->p >= j->end || *j->p != '[')
-		return jp_err(j, "writes must be an array of {\"bytes\", \"immediate\"} objects");
-	j->p++;
-	jp_ws(j);
-	p->nwrites = 0;
-	if (j->p < j->end && *j->p == ']') {
-		j->p++;
-		return 0;
-	}
-	for (;;) {
-		if (p->nwrites >= MAX_PLAN_WRITES)
-			return jp_err(j, "more than 64 writes per grain");
-		struct plan_write *w = &p->writes[p->nwrites++];
-		*w = (struct plan_write){ .immediate = false };
-		if (jp_object(j, "expected an object in writes", jp_write_member, w))
-			return -1;
-		jp_ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
-			continue;
-		}
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
-			return 0;
-		}
-		return jp_err(j, "expected ',' or ']'");
-	}
-}
-
-/* calc's `audio`: the batch layout MXL sends from. */
-static int jp_audio_member(struct jp *j, const char *key, void *ctx)
-{
-	struct audio_layout *al = ctx;
-	if (!strcmp(key, "channels"))
-		return jp_u32(j, "audio.channels must be an integer", &al->channels);
-	if (!strcmp(key, "samplesPerBatch"))
-		return jp_u32(j, "audio.samplesPerBatch must be an integer", &al->samples);
-	if (!strcmp(key, "sampleBytes"))
-		return jp_u32(j, "audio.sampleBytes must be an integer", &al->sample_bytes);
-	if (!strcmp(key, "headerBytes"))
-		return jp_u32(j, "audio.headerBytes must be an integer", &al->header_bytes);
-	if (!strcmp(key, "txIovLimit"))
-		return jp_u32(j, "audio.txIovLimit must be an integer", &al->iov_limit);
-	if (!strcmp(key, "ringLengthSamples"))
-		return jp_u64(j, "audio.ringLengthSamples must be an integer", &al->ring);
-	return jp_skip_value(j, 2);
-}
-
-struct flow_read {
-	struct flow *f;
-	bool have_id, have_bytes, have_rate, have_writes;
-	uint64_t write_bytes;
-	const char *where;
-};
-
-static int jp_flow_member(struct jp *j, const char *key, void *ctx)
-{
-	struct flow_read *r = ctx;
-	struct flow *f = r->f;
-	if (!strcmp(key, "flowId")) {
-		char id[FLOW_ID_MAX * 4 + 1];
-		if (jp_string(j, id, sizeof id) || set_flow_id(f, id, r->where))
-			return -1;
-		r->have_id = true;
-		return 0;
-	}
-	if (!strcmp(key, "writeBytes") || !strcmp(key, "writeBytesPerEvent")) {
-		if (j->p < j->end && *j->p == '"')
-			return jp_err(j, "writeBytes must be a number");
-		if (jp_u64(j, "writeBytes must be a non-negative integer", &r->write_bytes))
-			return -1;
-		r->have_bytes = true;
-		return 0;
-	}
-	if (!strcmp(key, "rate") || !strcmp(key, "eventRate")) {
-		char rate[64];
-		if (j->p < j->end && *j->p == '"') {
-			if (jp_string(j, rate, sizeof rate))
-				return -1;
-		} else if (jp_number_text(j, rate, sizeof rate)) {
-			return -1;
-		}
-		if (parse_rate(rate, &f->num, &f->den))
-			return jp_err(j, "rate must be \"num/den\" (or an integer) with 1 <= num,den <= 1e9");
-		r->have_rate = true;
-		return 0;
-	}
-	if (!strcmp(key, "writes")) {
-		r->have_writes = true;
-		return jp_writes(j, &f->plan);
-	}
-	if (!strcmp(key, "audio")) {
-		f->plan.audio = true;
-		return jp_object(j, "audio must be an object", jp_audio_member, &f->plan.al);
-	}
-	return jp_skip_value(j, 1);
+/* The first of `keys` the object has (calc's current name first, then the older one). */
+static const json_t *member(const json_t *o, const char *key, const char *older) {
+  const json_t *v = json_object_get(o, key);
+  return v ? v : json_object_get(o, older);
 }
 
 /*
  * One flow: {"flowId", "rate", and "writes" (calc's write list), "audio" (calc's batch layout,
  * which wins over writes), or "writeBytes" (one write per grain)}.
  */
-static int jp_flow(struct jp *j, struct flow *f, size_t index)
-{
-	char where[96];
-	snprintf(where, sizeof where, "--flows-json %s: entry %zu", j->file, index);
-	struct flow_read r = { .f = f, .where = where };
-	if (jp_object(j, "expected an object for each flow", jp_flow_member, &r))
-		return -1;
-	if (!r.have_id || (!r.have_bytes && !r.have_writes && !f->plan.audio) || !r.have_rate) {
-		errf("%s: missing \"%s\"", where,
-		     !r.have_id ? "flowId" : !r.have_bytes && !r.have_writes && !f->plan.audio ? "writeBytes" : "rate");
-		return -1;
-	}
-	if (!r.have_writes && !f->plan.audio) {
-		f->plan.nwrites = 1;
-		f->plan.writes[0] = (struct plan_write){ .bytes = r.write_bytes, .immediate = true };
-	}
-	return check_flow(f, where);
+static int read_flow(const struct flows_doc *d, const json_t *o, struct flow *f) {
+  char where[96];
+  snprintf(where, sizeof where, "--flows-json %s: entry %zu", d->file, d->index);
+  if (!json_is_object(o)) return doc_err(d, "expected an object for each flow");
+  const json_t *id = json_object_get(o, "flowId");
+  const json_t *bytes = member(o, "writeBytes", "writeBytesPerEvent");
+  const json_t *rate = member(o, "rate", "eventRate");
+  const json_t *writes = json_object_get(o, "writes");
+  const json_t *audio = json_object_get(o, "audio");
+  const char *missing = !id ? "flowId" : !bytes && !writes && !audio ? "writeBytes" : !rate ? "rate" : NULL;
+  if (missing) {
+    errf("%s: missing \"%s\"", where, missing);
+    return -1;
+  }
+  if (!json_is_string(id)) return doc_err(d, "flowId must be a string");
+  if (set_flow_id(f, json_string_value(id), where) || read_rate(d, rate, f)) return -1;
+  uint64_t write_bytes = 0;
+  if (bytes && !json_is_number(bytes)) return doc_err(d, "writeBytes must be a number");
+  if (bytes && get_u64(d, bytes, "writeBytes must be a non-negative integer", &write_bytes)) return -1;
+  if (writes && read_writes(d, writes, &f->plan)) return -1;
+  if (audio) {
+    f->plan.audio = true;
+    if (read_audio(d, audio, &f->plan.al)) return -1;
+  }
+  if (!writes && !audio) {
+    f->plan.nwrites = 1;
+    f->plan.writes[0] = (struct plan_write){.bytes = write_bytes, .immediate = true};
+  }
+  return check_flow(f, where);
 }
 
-int read_flows_json(const char *file, struct flow *flows, size_t *nflows)
-{
-	FILE *fp = strcmp(file, "-") ? fopen(file, "rb") : stdin;
-	if (!fp) {
-		errf("--flows-json %s: open: %s", file, strerror(errno));
-		return -1;
-	}
-	size_t cap = 1 << 16, len = 0;
-	char *data = malloc(cap);
-	if (!data) {
-		errf("out of memory");
-		return -1;
-	}
-	for (;;) {
-		if (len == cap) {
-			if (cap >= (64u << 20)) {
-				errf("--flows-json %s: file larger than 64 MiB", file);
-				goto fail;
-			}
-			cap *= 2;
-			char *bigger = realloc(data, cap);
-			if (!bigger) {
-				errf("out of memory");
-				goto fail;
-			}
-			data = bigger;
-		}
-		size_t got = fread(data + len, 1, cap - len, fp);
-		len += got;
-		if (got == 0) {
-			if (ferror(fp)) {
-				errf("--flows-json %s: read: %s", file, strerror(errno));
-				goto fail;
-			}
-			break;
-		}
-	}
-	if (fp != stdin)
-		fclose(fp);
-	fp = NULL;
+/* The whole file (or stdin) in memory, at most FLOWS_JSON_MAX_BYTES. */
+static char *slurp(const char *file, size_t *len) {
+  FILE *fp = strcmp(file, "-") ? fopen(file, "rb") : stdin;
+  if (!fp) {
+    errf("--flows-json %s: open: %s", file, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16;
+  char *data = malloc(cap);
+  *len = 0;
+  while (data) {
+    if (*len == cap) {
+      if (cap >= FLOWS_JSON_MAX_BYTES) {
+        errf("--flows-json %s: file larger than 64 MiB", file);
+        break;
+      }
+      char *bigger = realloc(data, cap *= 2);
+      if (!bigger) break;
+      data = bigger;
+    }
+    size_t got = fread(data + *len, 1, cap - *len, fp);
+    *len += got;
+    if (got > 0) continue;
+    if (ferror(fp)) {
+      errf("--flows-json %s: read: %s", file, strerror(errno));
+      break;
+    }
+    if (fp != stdin) fclose(fp);
+    return data;
+  }
+  if (!data) errf("out of memory");
+  if (fp != stdin) fclose(fp);
+  free(data);
+  return NULL;
+}
 
-	struct jp j = { .p = data, .end = data + len, .start = data, .file = file };
-	if (len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3))
-		j.p += 3;
-	jp_ws(&j);
-	if (j.p >= j.end || *j.p != '[') {
-		jp_err(&j, "expected a JSON array of {\"flowId\", \"writeBytes\", \"rate\"} objects");
-		goto fail;
-	}
-	j.p++;
-	jp_ws(&j);
-	if (j.p < j.end && *j.p == ']') {
-		j.p++;
-	} else {
-		for (size_t idx = 0;; idx++) {
-			if (*nflows >= MAX_FLOWS) {
-				errf("--flows-json %s: more than %d flows in total", file, MAX_FLOWS);
-				goto fail;
-			}
-			struct flow *f = &flows[*nflows];
-			memset(f, 0, sizeof *f);
-			if (jp_flow(&j, f, idx))
-				goto fail;
-			(*nflows)++;
-			jp_ws(&j);
-			if (j.p < j.end && *j.p == ',') {
-				j.p++;
-				continue;
-			}
-			if (j.p < j.end && *j.p == ']') {
-				j.p++;
-				break;
-			}
-			jp_err(&j, "expected ',' or ']'");
-			goto fail;
-		}
-	}
-	jp_ws(&j);
-	if (j.p != j.end) {
-		jp_err(&j, "trailing data after the array");
-		goto fail;
-	}
-	free(data);
-	return 0;
-fail:
-	if (fp && fp != stdin)
-		fclose(fp);
-	free(data);
-	return -1;
+int read_flows_json(const char *file, struct flow *flows, size_t *nflows) {
+  size_t len;
+  char *data = slurp(file, &len);
+  if (!data) return -1;
+  size_t skip = len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3) ? 3 : 0; /* a UTF-8 BOM */
+  json_error_t jerr;
+  json_t *root = json_loadb(data + skip, len - skip, JSON_DECODE_ANY, &jerr);
+  free(data);
+  if (!root) {
+    errf("--flows-json %s: line %d column %d: %s", file, jerr.line, jerr.column, jerr.text);
+    return -1;
+  }
+  int rc = 0;
+  struct flows_doc d = {.file = file};
+  if (!json_is_array(root)) {
+    errf("--flows-json %s: expected a JSON array of {\"flowId\", \"writeBytes\", \"rate\"} objects", file);
+    rc = -1;
+  }
+  const json_t *o;
+  json_array_foreach(root, d.index, o) {
+    if (rc) break;
+    if (*nflows >= MAX_FLOWS) {
+      errf("--flows-json %s: more than %d flows in total", file, MAX_FLOWS);
+      rc = -1;
+      break;
+    }
+    struct flow *f = &flows[*nflows];
+    memset(f, 0, sizeof *f);
+    rc = read_flow(&d, o, f);
+    if (!rc) (*nflows)++;
+  }
+  json_decref(root);
+  return rc;
 }

@@ -24,39 +24,35 @@
 int cmd_send(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
-static void usage(FILE *o)
-{
-	fprintf(o,
-		"usage: %s serve --bind ADDR[:PORT] [--duration SECONDS] [--until-disconnect] [--json]\n"
-		"       %s send --connect ADDR[:PORT] --flow SPEC [--flow SPEC ...] --duration SECONDS [--json]\n"
-		"       %s send --dry-run N --flow SPEC ... --duration SECONDS [--json]\n"
-		"       %s --version\n"
-		"\n"
-		"MXL-shaped RDMA load: one RC connection per flow, the RDMA writes MXL issues per grain or audio batch,\n"
-		"grain k due at t0 + k*den/num s. SPEC is id=<uuid-or-name>,bytes=<n>,rate=<num>/<den>.\n"
-		"See '%s send --help' and '%s serve --help'.\n",
-		g_prog, g_prog, g_prog, g_prog, g_prog, g_prog);
+static void usage(FILE *o) {
+  fprintf(o,
+          "usage: %s serve --bind ADDR[:PORT] [--duration SECONDS] [--until-disconnect] [--json]\n"
+          "       %s send --connect ADDR[:PORT] --flow SPEC [--flow SPEC ...] --duration SECONDS [--json]\n"
+          "       %s send --dry-run N --flow SPEC ... --duration SECONDS [--json]\n"
+          "       %s --version\n"
+          "\n"
+          "MXL-shaped RDMA load: one RC connection per flow, the RDMA writes MXL issues per grain or audio batch,\n"
+          "grain k due at t0 + k*den/num s. SPEC is id=<uuid-or-name>,bytes=<n>,rate=<num>/<den>.\n"
+          "See '%s send --help' and '%s serve --help'.\n",
+          g_prog, g_prog, g_prog, g_prog, g_prog, g_prog);
 }
 
-int main(int argc, char **argv)
-{
-	if (argc < 2) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return EXIT_OK;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("mxl-loadgen %s\n", LOADGEN_VERSION);
-		return EXIT_OK;
-	}
-	if (!strcmp(argv[1], "send"))
-		return cmd_send(argc - 2, argv + 2);
-	if (!strcmp(argv[1], "serve"))
-		return cmd_serve(argc - 2, argv + 2);
-	errf("unknown command '%s' (expected serve or send)", argv[1]);
-	usage(stderr);
-	return EXIT_USAGE;
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("mxl-loadgen %s\n", LOADGEN_VERSION);
+    return EXIT_OK;
+  }
+  if (!strcmp(argv[1], "send")) return cmd_send(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "serve")) return cmd_serve(argc - 2, argv + 2);
+  errf("unknown command '%s' (expected serve or send)", argv[1]);
+  usage(stderr);
+  return EXIT_USAGE;
 }

@@ -9,51 +9,51 @@
 
 #include "loadgen.h"
 
-#define MAX_PLAN_WRITES 64   /* discrete writes per grain (slice batches x planes) */
+#define MAX_PLAN_WRITES 64 /* discrete writes per grain (slice batches x planes) */
 #define MAX_AUDIO_CHANNELS 128
 #define MAX_ENTRIES (1 + 2 * MAX_AUDIO_CHANNELS)
-#define MAX_IOV_LIMIT 32     /* rxe and ConnectX allow at least 30 send SGEs */
+#define MAX_IOV_LIMIT 32 /* rxe and ConnectX allow at least 30 send SGEs */
 
 struct plan_write {
-	uint64_t bytes;
-	bool immediate;
+  uint64_t bytes;
+  bool immediate;
 };
 
 /* MXL's audio batch: one header entry, then per channel one entry per ring fragment. */
 struct audio_layout {
-	uint32_t channels;
-	uint32_t samples;      /* per channel per batch (maxSyncBatchSizeHint) */
-	uint32_t sample_bytes; /* 4 = float32, 8 = float64 */
-	uint32_t header_bytes; /* AudioEntryHeader: 16 */
-	uint32_t iov_limit;    /* entries per write: libfabric verbs' tx iov limit, 4 */
-	uint64_t ring;         /* samples per channel in the ring (bufferLength) */
+  uint32_t channels;
+  uint32_t samples;      /* per channel per batch (maxSyncBatchSizeHint) */
+  uint32_t sample_bytes; /* 4 = float32, 8 = float64 */
+  uint32_t header_bytes; /* AudioEntryHeader: 16 */
+  uint32_t iov_limit;    /* entries per write: libfabric verbs' tx iov limit, 4 */
+  uint64_t ring;         /* samples per channel in the ring (bufferLength) */
 };
 
 struct plan {
-	bool audio;
-	struct audio_layout al;
-	struct plan_write writes[MAX_PLAN_WRITES]; /* discrete: the writes of one grain */
-	unsigned nwrites;
+  bool audio;
+  struct audio_layout al;
+  struct plan_write writes[MAX_PLAN_WRITES]; /* discrete: the writes of one grain */
+  unsigned nwrites;
 };
 
 struct sg_entry {
-	uint64_t offset; /* into the source buffer */
-	uint64_t length;
+  uint64_t offset; /* into the source buffer */
+  uint64_t length;
 };
 
 struct event_write {
-	unsigned first_entry, nentries;
-	uint64_t bytes;
-	uint64_t remote_offset;
-	bool immediate;
+  unsigned first_entry, nentries;
+  uint64_t bytes;
+  uint64_t remote_offset;
+  bool immediate;
 };
 
 struct event {
-	struct sg_entry entries[MAX_ENTRIES];
-	unsigned nentries;
-	struct event_write writes[MAX_ENTRIES];
-	unsigned nwrites;
-	bool wrapped;
+  struct sg_entry entries[MAX_ENTRIES];
+  unsigned nentries;
+  struct event_write writes[MAX_ENTRIES];
+  unsigned nwrites;
+  bool wrapped;
 };
 
 /* Bytes of one event's region: the receiver's buffer, the sum of the writes. */

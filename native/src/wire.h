@@ -10,20 +10,20 @@
 
 /* Connect request private data: RDMA_PS_TCP leaves 56 bytes for the consumer. */
 struct wire_req {
-	uint32_t magic;
-	uint16_t version;
-	uint16_t flow_index;
-	uint64_t write_bytes;
-	char flow_id[WIRE_ID_LEN]; /* truncated, not NUL-terminated when 40 long */
+  uint32_t magic;
+  uint16_t version;
+  uint16_t flow_index;
+  uint64_t write_bytes;
+  char flow_id[WIRE_ID_LEN]; /* truncated, not NUL-terminated when 40 long */
 } __attribute__((packed));
 
 /* Accept/reject private data (up to 196 bytes allowed on accept, 148 on reject). */
 struct wire_rep {
-	uint32_t magic;
-	uint32_t status; /* 0 = ok, else an errno value from the receiver */
-	uint64_t addr;
-	uint32_t rkey;
-	uint32_t reserved;
+  uint32_t magic;
+  uint32_t status; /* 0 = ok, else an errno value from the receiver */
+  uint64_t addr;
+  uint32_t rkey;
+  uint32_t reserved;
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct wire_req) == 56, "wire_req must fit RDMA_PS_TCP private data");

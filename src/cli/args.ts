@@ -4,12 +4,13 @@
  * closest known one, a value outside a flag's choices lists them.
  */
 import type { Io } from './io.js';
+import { nearMiss } from '../input/fields.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-export interface Flag {
+interface Flag {
   readonly type: 'string' | 'boolean';
   readonly help: string;
   /** Applied when the flag is not given; shown in the help. */
@@ -88,27 +89,12 @@ function booleanValue(name: string, text: string): boolean {
   throw new UsageError(`--${name} is a switch: --${name}, --${name}=true or --${name}=false; got "${text}"`);
 }
 
+/** "did you mean": the one near-miss rule (nearMiss), or a flag the written name begins. */
 function unknownFlag(written: string, spec: FlagSpec): string {
   const name = written.replace(/^-+/, '');
-  const near = Object.keys(spec)
-    .map((k) => [k, editDistance(k, name)] as const)
-    .filter(([k, d]) => d <= Math.max(1, Math.floor(k.length / 3)) || (name.length >= 3 && k.startsWith(name)))
-    .sort((a, b) => a[1] - b[1]);
-  const hint = near.length ? `; did you mean --${near[0]![0]}?` : '';
-  return `unknown flag ${written}${hint}`;
-}
-
-/** Levenshtein distance, for "did you mean". */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
+  const known = Object.keys(spec);
+  const near = nearMiss(name, known) ?? (name.length >= 3 ? known.find((k) => k.startsWith(name)) : undefined);
+  return `unknown flag ${written}${near ? `; did you mean --${near}?` : ''}`;
 }
 
 export function usage(shape: CommandShape): string {

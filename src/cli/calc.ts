@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import {
   type Prediction, type Mtu, type ProviderProfile, type Rational, type Layer, type RingModel, LAYERS, ProfileRegistry, predict, toNumber,
-  format as fmtRational, DEFAULT_AUDIO_GRAIN_DURATION, MediaError, MtuError, VIDEO_MEDIA_TYPES, DATA_MEDIA_TYPE, mul, rational,
+  format as fmtRational, DEFAULT_AUDIO_GRAIN_DURATION, DEFAULT_PROVIDER, MediaError, MtuError, VIDEO_MEDIA_TYPES, DATA_MEDIA_TYPE, mul, rational,
 } from '../model/index.js';
 import { type FlowDefinition, loadFlowFile, mediaOf, parseFlowText } from '../flows/definition.js';
 import { InputError, SourceText, formatProblem, type Problem } from '../input/problems.js';
@@ -16,7 +16,7 @@ import type { Io } from './io.js';
 const MEDIA_TYPES = [...VIDEO_MEDIA_TYPES, 'audio/float32', DATA_MEDIA_TYPE] as const;
 const INTERLACE_MODES = ['progressive', 'interlaced_tff', 'interlaced_bff'] as const;
 
-export const CALC_FLAGS: FlagSpec = {
+const CALC_FLAGS: FlagSpec = {
   'media-type': { type: 'string', help: 'one flow given by flags, of this media type', choices: MEDIA_TYPES },
   width: { type: 'string', help: 'frame width in pixels (video)' },
   height: { type: 'string', help: 'frame height in lines (video)' },
@@ -30,10 +30,10 @@ export const CALC_FLAGS: FlagSpec = {
   id: { type: 'string', help: 'flow id for a flow given by flags (default 00000000-0000-0000-0000-000000000000)' },
   mtu: { type: 'string', help: 'L3 MTU: packet budget including the profile\'s mtuOverheadBytes (the seed\'s "mtu")' },
   'ib-mtu': { type: 'string', help: 'IB MTU of a RoCE port (256..4096): RDMA payload per packet; L3 = IB MTU + overhead' },
-  provider: { type: 'string', help: 'provider profile', default: 'rdma_rocev2' },
+  provider: { type: 'string', help: 'provider profile (rdma_rocev2: the seed\'s worked examples)', default: DEFAULT_PROVIDER.name },
   providers: { type: 'string', help: 'YAML file with a `providers:` list of extra profiles' },
   output: { type: 'string', help: 'output format', default: 'table', choices: ['table', 'json', 'csv'] },
-  units: { type: 'string', help: 'rates in the table in bytes (MB/s) or bits (Mb/s); JSON and CSV are always bytes/s', default: 'bytes', choices: RATE_UNIT_CHOICES },
+  units: { type: 'string', help: 'rates in the table in bytes (MB/s) or bits (Mb/s); refused with --output json or csv, whose fields are bytes/s', default: 'bytes', choices: RATE_UNIT_CHOICES },
   help: { type: 'boolean', help: 'show this help' },
 };
 
@@ -59,7 +59,7 @@ const FLOW_FLAGS: Readonly<Record<string, readonly ('video' | 'audio' | 'data')[
   channels: ['audio'], 'sample-rate': ['audio'], 'bit-depth': ['audio'], label: ['video', 'audio', 'data'], id: ['video', 'audio', 'data'],
 };
 
-export interface CalcRow {
+interface CalcRow {
   readonly flow: Pick<FlowDefinition, 'id' | 'label' | 'mediaType'>;
   readonly prediction: Prediction;
   /** Audio: the batch layout MXL sends from (for native/mxl-loadgen). */
@@ -73,6 +73,10 @@ export function runCalc(argv: string[], io: Io): number {
   const parsed = commandFlags(argv, io, SHAPE);
   if (typeof parsed === 'number') return parsed;
   try {
+    const output = str(parsed, 'output')!;
+    if (output !== 'table' && parsed.given.has('units') && str(parsed, 'units') !== 'bytes') {
+      throw new UsageError(`--units applies to the table only; --output ${output} gives every rate in bytes per second (fields named ...BytesPerSecond)`);
+    }
     const notes: string[] = [];
     const rows = computeRows(parsed, notes);
     for (const note of notes) io.stderr(`calc: note: ${note}\n`);
@@ -124,7 +128,7 @@ function checkNoFlowFlags(p: Parsed): void {
 function resolveProfile(p: Parsed): ProviderProfile {
   const file = str(p, 'providers');
   const registry = file ? loadProviders(file) : new ProfileRegistry();
-  const name = str(p, 'provider') ?? 'rdma_rocev2';
+  const name = str(p, 'provider') ?? DEFAULT_PROVIDER.name;
   const profile = registry.get(name);
   if (!profile) throw new UsageError(`unknown --provider "${name}"; known: ${registry.names().join(', ')}`);
   return profile;
@@ -207,7 +211,7 @@ function defaultLabel(p: Parsed, mediaType: string, rate: Rational | undefined):
   return `${mediaType} ${str(p, 'width') ?? '?'}x${str(p, 'height') ?? '?'}${interlaced ? 'i' : 'p'}${shown}`;
 }
 
-export function calcJson(row: CalcRow): Record<string, unknown> {
+function calcJson(row: CalcRow): Record<string, unknown> {
   const p = row.prediction;
   const n = (r: Parameters<typeof toNumber>[0]): number => toNumber(r);
   const layers = (b: Record<Layer, Rational>, only: readonly Layer[] = LAYERS): Record<string, number> =>
@@ -266,7 +270,7 @@ const CSV_COLUMNS = [
   'ackPacketsPerSecond', 'ackL2BytesPerSecond',
 ] as const;
 
-export function render(rows: CalcRow[], output: string, units: RateUnits = 'bytes'): string {
+function render(rows: CalcRow[], output: string, units: RateUnits = 'bytes'): string {
   const objects = rows.map(calcJson);
   if (output === 'json') return `${JSON.stringify(objects, null, 2)}\n`;
   if (output === 'csv') {

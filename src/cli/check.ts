@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { loadConfig } from '../config/load.js';
 import type { Config, FlowBinding } from '../config/types.js';
-import { DomainMonitor } from '../domain/monitor.js';
+import { DomainMonitor, type DomainMonitorOptions } from '../domain/monitor.js';
 import { loadPosix, type Posix } from '../ffi/posix.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { RATE_UNIT_CHOICES, type RateUnits } from '../input/units.js';
@@ -19,13 +19,18 @@ import { type DomainSummary, type Finding, runPortChecks } from './checks.js';
 import type { Io } from './io.js';
 import { samplePortsOnce } from './ports.js';
 import { assumptionsOnce } from '../health/check.js';
+import { BoundedReads } from '../reads/bounded.js';
 import { DEFAULT_CONFIG, checkConfigFile } from './serve.js';
+import { type ConnectionsDeps, observeConnections } from './connections.js';
+import { connectionFindings } from './check-connections.js';
+import { DEFAULT_PROC_ROOT } from '../sources/procfs/index.js';
 
 export type { Finding, Verdict } from './checks.js';
 
 const FLAGS: FlagSpec = {
   'config.file': { type: 'string', default: DEFAULT_CONFIG, help: 'YAML config to check' },
   'path.sysfs': { type: 'string', default: DEFAULT_SYSFS_ROOT, help: 'sysfs mountpoint' },
+  'path.proc': { type: 'string', default: DEFAULT_PROC_ROOT, help: 'procfs mountpoint (the processes behind RDMA connections)' },
   output: { type: 'string', default: 'text', help: 'output format', choices: ['text', 'json'] },
   units: { type: 'string', default: 'bytes', help: 'rates in bytes (GB/s) or bits (Gb/s) first; the other follows in brackets', choices: RATE_UNIT_CHOICES },
   help: { type: 'boolean', help: 'show this help' },
@@ -33,10 +38,12 @@ const FLAGS: FlagSpec = {
 
 const SHAPE: CommandShape = {
   usage: 'check [flags]',
-  summary: `Validates a config and checks each of its ports before a show: present, ACTIVE, RoCE v2 GID,
+  summary: `Validates a config, checks that the bounded reader (native/build/libmfe-reader.so) loads,
+and checks each of its ports before a show: present, ACTIVE, RoCE v2 GID,
 link rate against the configured capacity, IB MTU and netdev MTU against the model, MXL domain
-flows found, the predicted wire rate within headroom of capacity, and the host assumptions
-(PFC, ECN, VLAN: these warn, never fail).
+flows found, the predicted wire rate within headroom of capacity, the host assumptions
+(PFC, ECN, VLAN: these warn, never fail), and whether each flow's RDMA connection runs on the
+port and direction it is bound to.
 Exit status: 0 ok or only warnings, 1 a check failed, 2 invalid config or flags.`,
   flags: FLAGS,
 };
@@ -44,10 +51,17 @@ Exit status: 0 ok or only warnings, 1 a check failed, 2 invalid config or flags.
 export interface PortReport {
   readonly device: string;
   readonly port: number;
+  /** The provider profiles the predictions use: the port's first, then any its flows name. */
+  readonly providers: readonly string[];
   readonly findings: readonly Finding[];
 }
 
-export function runCheck(argv: string[], io: Io): number {
+export interface CheckOptions extends ConnectionsDeps {
+  /** Another build of libmfe-reader (tests: a missing one). */
+  readonly readerLibrary?: string;
+}
+
+export function runCheck(argv: string[], io: Io, opts: CheckOptions = {}): number {
   const flags = commandFlags(argv, io, SHAPE);
   if (typeof flags === 'number') return flags;
   let config: Config;
@@ -67,42 +81,88 @@ export function runCheck(argv: string[], io: Io): number {
   const byKey = new Map(hostPorts.map((a) => [portKey(a), a]));
   const samples = new Map(sampled.map((p) => [portKey(p.ref), p]));
   const assumptions = assumptionsOnce(sysfsRoot, sampled);
-  const { summaries, bindings } = lookAtDomains(config);
+  // The connections first: under bind: auto they say where each flow found runs (README "Connections").
+  const connections = config.connections.enabled ? observeConnections(config, str(flags, 'path.proc')!, 1000, opts) : undefined;
+  const { summaries, bindings, unbound } = lookAtDomains(config, (path, flowId) => connections?.placements(path, flowId) ?? []);
   const planner = new Planner(config);
   if (bindings.length) planner.setDiscovered(bindings);
   const plans = planner.plans((device, port) => byKey.get(portKey({ device, port })));
+  // Flows whose connection runs elsewhere than they are bound.
+  const byConnection = connections ? connectionFindings(connections, planner.allBindings()) : new Map<string, Finding[]>();
   const report: PortReport[] = plans.map((plan) => {
     const key = portKey(plan.port);
     const context = { plan, attrs: byKey.get(key), sample: samples.get(key), assumptions: assumptions.get(key), hostPorts, sysfsRoot, domains: summaries, units };
-    return { device: plan.port.device, port: plan.port.port, findings: runPortChecks(context) };
+    const providers = [...new Set([plan.port.provider.name, ...plan.flows.map((f) => f.binding.provider.name)])];
+    return { device: plan.port.device, port: plan.port.port, providers, findings: [...runPortChecks(context), ...(byConnection.get(key) ?? [])] };
   });
-  const failed = report.some((r) => r.findings.some((f) => f.verdict === 'fail'));
+  const exporter = [readerFinding(opts.readerLibrary)];
+  const failed = [...exporter, ...report.flatMap((r) => r.findings)].some((f) => f.verdict === 'fail');
   const flowCount = planner.allBindings().length;
   if (str(flags, 'output') === 'json') {
-    io.stdout(`${JSON.stringify({ config: config.file, ok: !failed, flows: flowCount, ports: report }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ config: config.file, ok: !failed, flows: flowCount, unbound, exporter, ports: report }, null, 2)}\n`);
   } else {
-    io.stdout(renderText(config, report, flowCount, failed));
+    io.stdout(renderText(config, exporter, report, { flowCount, unbound: unbound.length }, failed));
   }
   return failed ? 1 : 0;
 }
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-function renderText(config: Config, report: readonly PortReport[], flowCount: number, failed: boolean): string {
-  const found = flowCount - config.flows.length;
-  const fromDomains = config.domains.length ? ` (${config.flows.length} configured, ${found} found in MXL domains)` : '';
-  let out = `config ${config.file}: valid, ${plural(flowCount, 'flow')}${fromDomains} on ${plural(report.length, 'port')}\n`;
-  const width = Math.max(...report.flatMap((r) => r.findings.map((f) => f.check.length)), 8);
+/**
+ * The exporter itself: its bounded reader (native/build/libmfe-reader.so) loads. Without it
+ * `serve` reads on the event loop with no timeout, so a host that would run so fails the gate.
+ */
+function readerFinding(library: string | undefined): Finding {
+  const reader = new BoundedReads({ readTimeoutMs: 1000, ...(library !== undefined ? { library } : {}) });
+  reader.close();
+  if (reader.mode === 'native') return { check: 'reader', verdict: 'ok', detail: 'bounded reader loaded: every read has a timeout', values: { bounded: true } };
+  return {
+    check: 'reader', verdict: 'fail', values: { bounded: false },
+    detail: `bounded reader unavailable (${reader.unavailable ?? 'unknown'}): serve would read on the event loop with no timeout; ` +
+      'build it with npm run build (make -C native reader, needs a C compiler) and ship native/build/libmfe-reader.so beside dist/ (scripts/stage.sh)',
+  };
+}
+
+function renderText(config: Config, exporter: readonly Finding[], report: readonly PortReport[], counts: FlowCounts, failed: boolean): string {
+  let out = `config ${config.file}: valid, ${flowSummary(config, counts)} on ${plural(report.length, 'port')}\n`;
+  const width = Math.max(...[...exporter, ...report.flatMap((r) => r.findings)].map((f) => f.check.length), 8);
+  out += 'exporter\n';
+  for (const f of exporter) out += `  ${f.verdict.toUpperCase().padEnd(7)} ${f.check.padEnd(width)} ${f.detail}\n`;
   for (const r of report) {
-    out += `${r.device}/${r.port}\n`;
+    out += `${r.device}/${r.port} (provider profile${r.providers.length === 1 ? '' : 's'} ${r.providers.join(', ')})\n`;
     for (const f of r.findings) out += `  ${f.verdict.toUpperCase().padEnd(7)} ${f.check.padEnd(width)} ${f.detail}\n`;
   }
   return `${out}${failed ? 'provisioning: FAIL' : 'provisioning: ok'}\n`;
 }
 
-/** One scan of each configured MXL domain: what is there, and the flows it binds. */
-function lookAtDomains(config: Config): { summaries: DomainSummary[]; bindings: FlowBinding[] } {
-  if (config.domains.length === 0) return { summaries: [], bindings: [] };
+interface FlowCounts {
+  /** Flows bound to a port: configured, and found in domains. */
+  readonly flowCount: number;
+  /** Flows found in `bind: auto` domains that no connection carries yet. */
+  readonly unbound: number;
+}
+
+/**
+ * "3 flows (2 configured, 1 found in MXL domains)". Under bind: auto a flow found is bound only
+ * once a connection carries it: the flows found and not bound yet are said, and with no flow at
+ * all, that flows are bound when their connections appear.
+ */
+export function flowSummary(config: Config, { flowCount, unbound }: FlowCounts): string {
+  if (config.domains.length === 0) return plural(flowCount, 'flow');
+  const bound = flowCount - config.flows.length;
+  const auto = config.domains.some((d) => d.bind === 'auto');
+  const waiting = unbound > 0
+    ? `; ${unbound} more found, not bound yet: no connection carries ${unbound === 1 ? 'it' : 'them'} (bind: auto)`
+    : auto && flowCount === 0 ? '; bind: auto binds each flow found once a connection carries it' : '';
+  return `${plural(flowCount, 'flow')} (${config.flows.length} configured, ${bound} found in MXL domains${waiting})`;
+}
+
+/**
+ * One scan of each configured MXL domain: what is there, the flows it binds (bind: auto: where
+ * `placements` puts them), and the bind: auto flows nothing places yet.
+ */
+function lookAtDomains(config: Config, placements: DomainMonitorOptions['placements']): { summaries: DomainSummary[]; bindings: FlowBinding[]; unbound: { domain: string; flowId: string }[] } {
+  if (config.domains.length === 0) return { summaries: [], bindings: [], unbound: [] };
   const quiet = createLogger('fatal', 'json', new Writable({ write: (_c, _e, cb) => cb() }));
   let posix: Posix | undefined;
   try {
@@ -110,15 +170,18 @@ function lookAtDomains(config: Config): { summaries: DomainSummary[]; bindings: 
   } catch {
     posix = undefined;
   }
-  const clock = { monotonicNs: process.hrtime.bigint, taiNs: () => (posix ? posix.taiNowNs() : BigInt(Date.now()) * 1_000_000n) };
+  const clock = { monotonicNs: () => process.hrtime.bigint(), taiNs: () => (posix ? posix.taiNowNs() : BigInt(Date.now()) * 1_000_000n) };
   const summaries: DomainSummary[] = [];
   const bindings: FlowBinding[] = [];
+  const unbound: { domain: string; flowId: string }[] = [];
   for (const domain of config.domains) {
-    const monitor = new DomainMonitor([domain], { clock, probe: posix, log: quiet });
-    monitor.tick({ windowNs: BigInt(config.sampling.windowMs) * 1_000_000n, intervalNs: BigInt(config.sampling.intervalMs) * 1_000_000n });
+    const monitor = new DomainMonitor([domain], { clock, probe: posix, log: quiet, ...(placements ? { placements } : {}) });
+    // Without a reader the tick runs here and now (DomainMonitor.tick); the promise only carries "changed".
+    void monitor.tick({ windowNs: BigInt(config.sampling.windowMs) * 1_000_000n, intervalNs: BigInt(config.sampling.intervalMs) * 1_000_000n });
     const flows = monitor.flows().map((e) => e.flow);
     const selected = monitor.bindings();
     bindings.push(...selected);
+    unbound.push(...monitor.unbound());
     const selectedIds = new Set(selected.map((b) => b.flow.id));
     const writers = flows.filter((f) => selectedIds.has(f.id)).map((f) => f.writerActive);
     summaries.push({
@@ -131,6 +194,6 @@ function lookAtDomains(config: Config): { summaries: DomainSummary[]; bindings: 
     });
     monitor.close();
   }
-  return { summaries, bindings };
+  return { summaries, bindings, unbound };
 }
 

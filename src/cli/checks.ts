@@ -6,12 +6,13 @@
  * failing. One more check is one more entry in PORT_CHECKS.
  */
 import * as path from 'node:path';
-import { IB_MTUS, l3Mtu, payloadPerPacket } from '../model/index.js';
+import { IB_MTUS, l3Mtu, payloadPerPacket, toNumber } from '../model/index.js';
 import type { DomainConfig } from '../config/types.js';
 import type { PortPlan } from '../predictions/plan.js';
 import { type PortAttributes, type Direction, DIRECTIONS, portKey } from '../sources/types.js';
-import { detectDriver } from '../sources/sysfs/driver.js';
-import { netdevDir, readText } from '../sources/sysfs/paths.js';
+import { driverReads } from '../sources/sysfs/driver.js';
+import { netdevDir } from '../sources/sysfs/paths.js';
+import { readText, runSync } from '../reads/program.js';
 import { roceActiveMtu, type RoceMtuRule } from '../sources/sysfs/parse.js';
 import { formatDataRate, type RateUnits } from '../input/units.js';
 import type { SampledPort } from '../sampler/sampler.js';
@@ -138,16 +139,20 @@ const ibMtu: PortCheck = {
  * include/rdma/ib_addr.h; 80 B on rxe): the netdev must leave room for the IB MTU the model's
  * packets need.
  */
+/** Room for a netdev's mtu file (a decimal number and a newline). */
+const MTU_TEXT_BYTES = 64;
+
 const netdevMtu: PortCheck = {
   name: 'netdev-mtu',
   run: ({ plan, attrs, sysfsRoot }) => {
     if (!attrs || attrs.linkLayer !== 'Ethernet' || !attrs.netdev) return [];
     const payload = modelPayload(plan);
-    const text = readText(path.join(netdevDir(sysfsRoot, attrs.netdev), 'mtu'));
+    const read = runSync(readText(path.join(netdevDir(sysfsRoot, attrs.netdev), 'mtu'), MTU_TEXT_BYTES, MTU_TEXT_BYTES));
+    const text = read.ok ? read.text.trim() : undefined;
     const mtu = text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
     if (mtu === undefined) return [{ check: 'netdev-mtu', verdict: 'unknown', detail: `MTU of ${attrs.netdev} unreadable` }];
     if (payload === undefined) return [{ check: 'netdev-mtu', verdict: 'ok', detail: `${attrs.netdev} MTU ${mtu} (mtu: auto follows it)`, values: { netdevMtuBytes: mtu } }];
-    const rule: RoceMtuRule = detectDriver(sysfsRoot, attrs.device) === 'rxe' ? 'rxe' : 'iboe';
+    const rule: RoceMtuRule = runSync(driverReads(sysfsRoot, attrs.device)) === 'rxe' ? 'rxe' : 'iboe';
     const ib = roceActiveMtu(mtu, rule);
     const neededIb = IB_MTUS.find((m) => m >= payload);
     const needed = neededIb === undefined ? undefined : neededIb + (rule === 'rxe' ? 80 : 96);
@@ -175,20 +180,35 @@ function capacityFinding(plan: PortPlan, direction: Direction, units: RateUnits)
   if (!t) return { check: 'capacity', verdict: 'unknown', detail: `${direction}: MTU unknown, nothing predicted`, values: { direction } };
   const wire = t.bytesPerSecond.wire;
   const values = { direction, flows: t.flows, predictedWireBytesPerSecond: wire, capacityBytesPerSecond: cap ?? null, headroom };
-  if (cap === undefined) return { check: 'capacity', verdict: 'unknown', detail: `${direction}: ${formatDataRate(wire, units)} predicted; capacity unknown`, values };
+  const head = `${direction}: ${formatDataRate(wire, units)} predicted ${whatCounts(plan, direction, t.flows)}`;
+  if (cap === undefined) return { check: 'capacity', verdict: 'unknown', detail: `${head}; capacity unknown`, values };
   const share = wire / cap;
-  const detail = `${direction}: ${formatDataRate(wire, units)} predicted for ${t.flows} flow${t.flows === 1 ? '' : 's'} of ${both(cap, units)} (${(share * 100).toFixed(2)} %, headroom ${(headroom * 100).toFixed(0)} %)`;
-  return { check: 'capacity', verdict: share <= headroom ? 'ok' : 'fail', detail, values: { ...values, utilization: share } };
+  const budget = cap * headroom;
+  const ok = share <= headroom;
+  const margin = ok ? `${formatDataRate(budget - wire, units)} to spare` : `over the budget by ${formatDataRate(wire - budget, units)}`;
+  const detail = `${head}; budget ${formatDataRate(budget, units)} (capacity ${both(cap, units)} x headroom ${(headroom * 100).toFixed(0)} %): ` +
+    `${(share * 100).toFixed(2)} % of capacity, ${margin}`;
+  return { check: 'capacity', verdict: ok ? 'ok' : 'fail', detail, values: { ...values, utilization: share, budgetBytesPerSecond: budget, excessBytesPerSecond: wire - budget } };
+}
+
+/** "for 3 flows", "for 2 flows and the ACKs of 1 rx flow", "for no rx flow: the ACKs of 3 tx flows". */
+function whatCounts(plan: PortPlan, direction: Direction, flows: number): string {
+  const other = direction === 'tx' ? 'rx' : 'tx';
+  const acked = plan.flows.filter((f) => f.binding.direction === other && f.prediction && toNumber(f.prediction.reverse.bytesPerSecond.wire) > 0).length;
+  const n = (k: number, dir: string): string => `${k} ${dir} flow${k === 1 ? '' : 's'}`;
+  if (acked === 0) return `for ${flows} flow${flows === 1 ? '' : 's'}`;
+  if (flows === 0) return `for no ${direction} flow: the ACKs of ${n(acked, other)}`;
+  return `for ${n(flows, direction)} and the ACKs of ${n(acked, other)}`;
 }
 
 /** Flows found in the MXL domains bound to this port are part of its predictions above. */
 const domainFlows: PortCheck = {
   name: 'domain',
   run: ({ plan, domains }) => domains
-    .filter((d) => d.domain.device === plan.port.device && d.domain.port === plan.port.port)
+    .filter((d) => d.domain.bind !== 'auto' && d.domain.device === plan.port.device && d.domain.port === plan.port.port)
     .map((d): Finding => {
       const where = `${d.domain.path} (${d.domain.direction})`;
-      const values = { path: d.domain.path, direction: d.domain.direction, flowsFound: d.found, flowsSelected: d.selected, flowsUnusable: d.unusable.length };
+      const values = { path: d.domain.path, direction: d.domain.direction ?? 'auto', flowsFound: d.found, flowsSelected: d.selected, flowsUnusable: d.unusable.length };
       if (d.error) return { check: 'domain', verdict: 'fail', detail: `${where}: cannot list it: ${d.error}`, values };
       const writers = d.writersActive === undefined ? '' : `, ${d.writersActive} with a writer`;
       const unusable = d.unusable.length ? `; unusable flow_def.json: ${d.unusable.join(', ')}` : '';

@@ -1,4 +1,4 @@
-/** mxl-fabric-exporter: `serve` (default), `calc`, `check`, `devices`, `version`. */
+/** mxl-fabric-exporter: `serve` (default), `calc`, `check`, `devices`, `connections`, `version`. */
 import { runCalc } from './calc.js';
 import { processIo, type Io } from './io.js';
 import { BUILD } from '../build-info.js';
@@ -10,6 +10,7 @@ commands:
   calc      compute a flow's wire cost with the model
   check     validate a config and report each port's provisioning
   devices   list RDMA ports, their attributes and counter sources
+  connections  list RDMA connections with their process, MXL flow and packets/s
   version   print the version and revision (also --version)
 
 Run \`mxl-fabric-exporter <command> --help\` for a command's flags.
@@ -18,22 +19,25 @@ Run \`mxl-fabric-exporter <command> --help\` for a command's flags.
 type Command = (argv: string[], io: Io) => number | Promise<number>;
 
 const commands: Record<string, () => Promise<Command>> = {
-  calc: async () => runCalc,
+  calc: () => Promise.resolve(runCalc),
   serve: async () => (await import('./serve.js')).runServe,
   check: async () => (await import('./check.js')).runCheck,
   devices: async () => (await import('./devices.js')).runDevices,
-  version: async () => (argv, io) => {
-    if (argv.length > 0) {
-      io.stderr(`version: takes no arguments, got "${argv[0]}"\n`);
-      return 2;
-    }
-    io.stdout(versionText());
-    return 0;
-  },
+  connections: async () => (await import('./connections.js')).runConnections,
+  version: () => Promise.resolve(runVersion),
+};
+
+const runVersion: Command = (argv, io) => {
+  if (argv.length > 0) {
+    io.stderr(`version: takes no arguments, got "${argv[0]}"\n`);
+    return 2;
+  }
+  io.stdout(versionText());
+  return 0;
 };
 
 /** As Prometheus exporters print it: version, revision, runtime. */
-export function versionText(): string {
+function versionText(): string {
   return `mxl-fabric-exporter, version ${BUILD.version} (revision: ${BUILD.revision})\n  node: ${BUILD.nodeVersion}\n`;
 }
 

@@ -12,7 +12,11 @@ const FLAGS: FlagSpec = {
 };
 
 export function runDevices(argv: string[], io: Io): number {
-  const flags = commandFlags(argv, io, { usage: 'devices [flags]', summary: 'Lists RDMA ports, their attributes and which counter source each quantity comes from.', flags: FLAGS });
+  const flags = commandFlags(argv, io, {
+    usage: 'devices [flags]',
+    summary: 'Lists RDMA ports, their attributes and which counter source each quantity comes from.\nExit status: 0 ports found, 1 no RDMA port found, 2 invalid flags.',
+    flags: FLAGS,
+  });
   if (typeof flags === 'number') return flags;
   const sampled = samplePortsOnce(str(flags, 'path.sysfs')!);
   const ports = sampled.ports.map((p) => ({
@@ -23,12 +27,12 @@ export function runDevices(argv: string[], io: Io): number {
   }));
   if (str(flags, 'output') === 'json') {
     io.stdout(`${JSON.stringify({ notes: sampled.notes, ports }, null, 2)}\n`);
-    return 0;
+    return ports.length ? 0 : 1;
   }
   for (const note of sampled.notes) io.stdout(`note: ${note}\n`);
   if (ports.length === 0) {
-    io.stdout(`No RDMA port found under ${str(flags, 'path.sysfs')}/class/infiniband.\n`);
-    return 0;
+    io.stderr(`devices: no RDMA port found under ${str(flags, 'path.sysfs')}/class/infiniband (no RDMA driver loaded, or for soft-RoCE: rdma link add rxe0 type rxe netdev IFACE)\n`);
+    return 1;
   }
   for (const p of ports) {
     io.stdout(`${p.device}/${p.port}  state ${p.state}${p.physState ? ` (${p.physState})` : ''}  link ${p.linkLayer}` +

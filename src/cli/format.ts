@@ -1,5 +1,4 @@
 /** Table and CSV formatting for the commands; rates and units come from src/input/units.ts. */
-export { formatDecimal as decimal } from '../input/units.js';
 
 /** 141038250 -> "141,038,250"; fractional values keep up to 3 decimals. */
 export function grouped(value: number): string {

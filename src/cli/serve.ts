@@ -1,6 +1,7 @@
 /** `serve`: run the exporter until SIGTERM/SIGINT; SIGHUP reloads the config. */
 import { existsSync } from 'node:fs';
 import { Daemon } from '../exporter/daemon.js';
+import { parseListenAddress } from '../exporter/http.js';
 import { createLogger, LOG_LEVELS, type LogFormat } from '../log.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
@@ -38,6 +39,7 @@ export async function runServe(argv: string[], io: Io): Promise<number> {
   if (typeof flags === 'number') return flags;
   try {
     checkTelemetryPath(str(flags, 'web.telemetry-path')!);
+    checkListenAddress(str(flags, 'web.listen-address')!);
     checkConfigFile(str(flags, 'config.file')!, flags.given.has('config.file'));
   } catch (e) {
     io.stderr(`serve: ${(e as Error).message}\n`);
@@ -75,6 +77,15 @@ export function checkConfigFile(file: string, given: boolean): void {
   const how = given ? '' : ' (the default --config.file)';
   throw new UsageError(`config file ${file}${how} does not exist; give --config.file=FILE. ` +
     'To try the exporter, the shipped example is config/example.yaml (npm start uses it); README "Configuration" describes the keys');
+}
+
+/** Before anything is probed: a bad address is a usage error (exit 2), as every flag's is. */
+function checkListenAddress(addr: string): void {
+  try {
+    parseListenAddress(addr);
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}: give host:port or :port, e.g. --web.listen-address=:9842 or 127.0.0.1:9842`);
+  }
 }
 
 function checkTelemetryPath(path: string): void {

@@ -10,9 +10,10 @@ import { constants as fsConstants, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type FlowDefinition, parseFlowText } from '../flows/definition.js';
 import { InputError } from '../input/problems.js';
-import { type Op, errnoName } from '../reads/ops.js';
+import { type Op, type Results, statusName } from '../reads/ops.js';
 import { type ReadProgram, read } from '../reads/program.js';
 import { PAUSE, type Steps, step } from './steps.js';
+import { ERRNO } from '../ffi/errno.js';
 
 /** Files read per batch. */
 const CHUNK = 500;
@@ -21,11 +22,11 @@ const CHUNK = 500;
  * more. The batch's output buffer is CHUNK times this (1 MB), and the pages it touches are
  * faulted in with every new buffer: 8 KB made that 4 MB and a 19 ms stall per batch.
  */
-export const FIRST_READ_BYTES = 2048;
+const FIRST_READ_BYTES = 2048;
 /** Flow definitions are a few KB of JSON; this guards the reader against a huge file. */
 const MAX_FLOW_FILE_BYTES = 16 * 1024 * 1024;
 /** open(O_NOFOLLOW) of a symbolic link. */
-const ELOOP = -40;
+const ELOOP = -ERRNO.ELOOP;
 
 interface Read {
   readonly def?: FlowDefinition;
@@ -46,9 +47,9 @@ export class FlowFiles {
       const texts = yield* step(readChunk(chunk));
       for (let i = 0; i < chunk.length; i++) {
         const file = chunk[i]!;
-        const t = texts[i]!;
-        if (typeof t.text !== 'string') this.reads.set(file, { linked: t.linked, error: cannotRead(file, t.text.error) });
-        else this.reads.set(file, { linked: t.linked, ...parsed(file, t.text) });
+        const t = texts.at(i);
+        // Each text is decoded here, just before it is parsed, and is garbage right after.
+        this.reads.set(file, typeof t.text !== 'string' ? { linked: t.linked, error: cannotRead(file, t.text.error) } : parsed(file, t.text, t.linked));
         if (i % 25 === 24) yield PAUSE;
       }
       yield PAUSE;
@@ -79,12 +80,12 @@ export class FlowFiles {
   }
 }
 
-function parsed(file: string, text: string): { def: FlowDefinition } | { error: InputError } {
+function parsed(file: string, text: string, linked: boolean): Read {
   try {
-    return { def: parseFlowText(file, text) };
+    return { linked, def: parseFlowText(file, text) };
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
-    return { error: e };
+    return { linked, error: e };
   }
 }
 
@@ -94,18 +95,53 @@ function cannotRead(file: string, reason: string): InputError {
 
 type Text = { readonly linked: boolean; readonly text: string | { readonly error: string } };
 
+/**
+ * A chunk's texts: the first reads' bytes copied out of the reader's buffer into one buffer
+ * (outside V8's heap), decoded one at a time by at(i); the files read again, as texts.
+ */
+class ChunkTexts {
+  constructor(
+    private readonly data: Buffer,
+    /** Start and end of file i's bytes in `data`; -1 for a file in `texts`. */
+    private readonly spans: Int32Array,
+    private readonly texts: Text[],
+  ) {}
+
+  at(i: number): Text {
+    const s = this.spans[2 * i]!;
+    return s < 0 ? this.texts[i]! : { linked: false, text: this.data.toString('utf8', s, this.spans[2 * i + 1]) };
+  }
+}
+
+/** The bytes of the first reads that read a whole file, copied: r1 is gone once the program yields again. */
+function wholeFirstReads(r1: Results, count: number): { data: Buffer; spans: Int32Array } {
+  const whole = (i: number): boolean => r1.status(i) >= 0 && r1.status(i) < FIRST_READ_BYTES;
+  let total = 0;
+  for (let i = 0; i < count; i++) if (whole(i)) total += r1.end(i) - r1.start(i);
+  const data = Buffer.allocUnsafeSlow(total);
+  const spans = new Int32Array(2 * count).fill(-1);
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    if (!whole(i)) continue;
+    spans[2 * i] = at;
+    at += r1.out.copy(data, at, r1.start(i), r1.end(i));
+    spans[2 * i + 1] = at;
+  }
+  return { data, spans };
+}
+
 /** One read of each file, not through a final symbolic link; links and files longer than the first read go again. */
-function* readChunk(files: readonly string[]): ReadProgram<Text[]> {
+function* readChunk(files: readonly string[]): ReadProgram<ChunkTexts> {
   const r1 = yield* read(files.map((path): Op => ({ kind: 'readFile', path, max: FIRST_READ_BYTES, flags: fsConstants.O_NOFOLLOW })));
-  const texts: Text[] = new Array<Text>(files.length);
+  const first = wholeFirstReads(r1, files.length);
+  const texts = new Array<Text>(files.length);
   const again: number[] = [];
   const linked = new Set<number>(); // decoded now: r1 is gone once this program yields again
   files.forEach((file, i) => {
     const st = r1.status(i);
     if (st === ELOOP) linked.add(i);
     if (st === ELOOP || st === FIRST_READ_BYTES) again.push(i);
-    else if (st < 0) texts[i] = { linked: false, text: { error: `${errnoName(st)}: read '${file}'` } };
-    else texts[i] = { linked: false, text: r1.bytes(i).toString('utf8') };
+    else if (st < 0) texts[i] = { linked: false, text: { error: `${statusName(st)}: read '${file}'` } };
   });
   if (again.length > 0) {
     // Through the link, and as long as the file is.
@@ -119,16 +155,16 @@ function* readChunk(files: readonly string[]): ReadProgram<Text[]> {
     const r2 = yield* read(fits.map((b): Op => ({ kind: 'readFile', path: files[b.i]!, max: b.size! + 1 })));
     fits.forEach((b, k) => {
       const st = r2.status(k);
-      if (st < 0) texts[b.i] = { linked: b.linked, text: { error: `${errnoName(st)}: read '${files[b.i]}'` } };
+      if (st < 0) texts[b.i] = { linked: b.linked, text: { error: `${statusName(st)}: read '${files[b.i]}'` } };
       else if (st > b.size!) texts[b.i] = { linked: b.linked, text: { error: `'${files[b.i]}' changed while it was read` } };
       else texts[b.i] = { linked: b.linked, text: r2.bytes(k).toString('utf8') };
     });
   }
-  return texts;
+  return new ChunkTexts(first.data, first.spans, texts);
 }
 
 /** The path with symbolic links resolved; the path itself when it does not exist (reported later). */
-export function realOr(path: string): string {
+function realOr(path: string): string {
   try {
     return realpathSync(path);
   } catch {

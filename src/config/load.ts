@@ -11,31 +11,39 @@
  * hands Fields plain values. Reads of files go through steps (step(program)), not fs.
  */
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
-import { type Mtu, ProfileRegistry, type ProviderProfile, type Rational, DEFAULT_AUDIO_GRAIN_DURATION, IB_MTUS, grainOf, MediaError } from '../model/index.js';
+import { type Layer, LAYERS, type Mtu, ProfileRegistry, type ProviderProfile, type Rational, DEFAULT_AUDIO_GRAIN_DURATION, DEFAULT_PROVIDER, IB_MTUS, grainOf, MediaError } from '../model/index.js';
 import { type FlowDefinition, mediaOf, readFlow } from '../flows/definition.js';
-import { Fields } from '../input/fields.js';
-import { InputError, type PathItem, type Problem, SourceText } from '../input/problems.js';
+import { Fields, type ListItem } from '../input/fields.js';
+import { isIP } from 'node:net';
+import { ipv6Text, parseIpv6 } from '../sources/netlink/restrack.js';
+import { InputError, type Problem, SourceText } from '../input/problems.js';
 import { parseYamlFast } from '../input/fastyaml.js';
 import { type ReadProgram, read } from '../reads/program.js';
-import { errnoName } from '../reads/ops.js';
+import { statusName } from '../reads/ops.js';
 import type { BoundedReads } from '../reads/bounded.js';
 import { FlowFiles } from './flowfiles.js';
 import { PAUSE, type Steps, pausing, runSteps, runStepsAsync, step } from './steps.js';
 import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
-import { type Config, type DomainConfig, EXPECTS, type Expect, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
+import { type BoundDomainConfig, type Config, type DomainConfig, EXPECTS, type MetricsConfig, type Expect, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
 import type { Direction } from '../sources/types.js';
 
-const TOP_KEYS = ['sampling', 'drift', 'headroom', 'providers', 'ports', 'flows', 'domains'] as const;
-const DOMAIN_KEYS = ['path', 'device', 'port', 'direction', 'include', 'exclude', 'provider', 'ptime', 'expect'] as const;
+const TOP_KEYS = ['sampling', 'drift', 'headroom', 'metrics', 'providers', 'ports', 'flows', 'domains', 'connections'] as const;
+const DOMAIN_KEYS = ['path', 'device', 'port', 'direction', 'include', 'exclude', 'provider', 'ptime', 'expect', 'peer', 'bind'] as const;
 const PORT_KEYS = ['device', 'port', 'provider', 'mtu', 'ib_mtu', 'capacity', 'headroom'] as const;
-const FLOW_KEYS = ['flow', 'device', 'port', 'direction', 'ptime', 'provider', 'expect'] as const;
+const FLOW_KEYS = ['flow', 'device', 'port', 'direction', 'ptime', 'provider', 'expect', 'peer'] as const;
 /** MXL's usual domain (mxl-facts: flows live in /dev/shm/mxl). */
-export const DEFAULT_DOMAIN = '/dev/shm/mxl';
-export const DEFAULTS = { intervalMs: 1000, windowMs: 10_000, driftTolerance: 0.05, headroom: 0.9, provider: 'rdma_rocev2' } as const;
+const DEFAULT_DOMAIN = '/dev/shm/mxl';
+export const DEFAULTS = { intervalMs: 1000, windowMs: 10_000, driftTolerance: 0.05, headroom: 0.9, provider: DEFAULT_PROVIDER.name } as const;
+
+/**
+ * Layers of flow_predicted_bytes_per_second kept by default: those the shipped rules and dashboard
+ * read (deploy/prometheus/rules/alerts.yml: wire; deploy/grafana/dashboard.json: wire, l2, payload).
+ */
+export const DEFAULT_FLOW_LAYERS: readonly Layer[] = ['payload', 'l2', 'wire'];
 
 /** RDMA device names as the kernel allows them (IB_DEVICE_NAME_MAX 64) and nothing that walks paths. */
-export const DEVICE_NAME = /^[A-Za-z0-9_.:-]{1,63}$/;
+const DEVICE_NAME = /^[A-Za-z0-9_.:-]{1,63}$/;
 
 export function loadConfig(file: string): Config {
   return runSteps(configSteps(file));
@@ -79,7 +87,7 @@ function* readConfigText(file: string): ReadProgram<string | { error: string }> 
   if (size === undefined) return { error: `${st.error(0, 'stat')} '${file}'` };
   for (;;) {
     const r = yield* read([{ kind: 'readFile', path: file, max: size + 1 }]);
-    if (!r.ok(0)) return { error: `${errnoName(r.status(0))}: read '${file}'` };
+    if (!r.ok(0)) return { error: `${statusName(r.status(0))}: read '${file}'` };
     if (r.status(0) <= size) return r.bytes(0).toString('utf8');
     size *= 2;
   }
@@ -93,7 +101,7 @@ function* readConfigSteps(file: string, src: SourceText, flowFiles: FlowFiles): 
 }
 
 function emptyConfig(file: string): Config {
-  return { file, sampling: { intervalMs: DEFAULTS.intervalMs, windowMs: DEFAULTS.windowMs }, driftTolerance: DEFAULTS.driftTolerance, providers: new ProfileRegistry(), ports: [], flows: [], domains: [] };
+  return { file, sampling: { intervalMs: DEFAULTS.intervalMs, windowMs: DEFAULTS.windowMs }, connections: { enabled: true, intervalMs: DEFAULTS.intervalMs }, headroom: DEFAULTS.headroom, driftTolerance: DEFAULTS.driftTolerance, metrics: { flowLayers: DEFAULT_FLOW_LAYERS }, providers: new ProfileRegistry(), ports: [], flows: [], domains: [] };
 }
 
 /** Bindings between pauses. */
@@ -102,12 +110,14 @@ const BINDINGS_PER_SLICE = 50;
 function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Config> {
   root.rejectUnknown(TOP_KEYS);
   const sampling = readSampling(root);
+  const connections = readConnections(root, sampling);
   const drift = root.object('drift', false);
   drift?.rejectUnknown(['tolerance']);
   const driftTolerance = fraction(drift, 'tolerance') ?? DEFAULTS.driftTolerance;
   const headroom = fraction(root, 'headroom') ?? DEFAULTS.headroom;
+  const metrics = readMetrics(root);
   const providers = readProviders(root);
-  const ports = (root.list('ports', false) ?? []).flatMap((i) => readPort(root, i.node, i.path, providers, headroom) ?? []);
+  const ports = (root.list('ports', false) ?? []).flatMap((i) => readPort(root, i, providers, headroom) ?? []);
   const items = root.list('flows', false) ?? [];
   yield PAUSE;
   const base = dirname(resolve(file));
@@ -119,23 +129,35 @@ function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Co
   yield* flowFiles.load(targets.filter((t): t is string => t !== undefined));
   const flows: ReadBinding[] = [];
   for (let k = 0; k < items.length; k++) {
-    const b = readBinding(root, items[k]!.node, items[k]!.path, { base, target: targets[k] }, providers, ports, flowFiles);
+    const b = readBinding(root, items[k]!, { base, target: targets[k] }, providers, ports, flowFiles);
     if (b) flows.push(b);
     if (k % BINDINGS_PER_SLICE === BINDINGS_PER_SLICE - 1) yield PAUSE;
   }
-  const domains = (root.list('domains', false) ?? []).flatMap((i) => readDomain(root, i.node, i.path, providers, ports) ?? []);
+  const domains = (root.list('domains', false) ?? []).flatMap((i) => readDomain(root, i, providers, ports) ?? []);
   yield PAUSE;
   rejectDuplicates(root, ports, flows);
   yield PAUSE;
-  const implied = [...flows.map((f) => f.binding), ...domains];
-  return { file, sampling, driftTolerance, providers, ports: withImpliedPorts(ports, implied, headroom), flows: flows.map((f) => f.binding), domains };
+  const implied = [...flows.map((f) => f.binding), ...domains.filter((d): d is BoundDomainConfig => d.bind !== 'auto')];
+  return { file, sampling, connections, headroom, driftTolerance, metrics, providers, ports: withImpliedPorts(ports, implied, headroom), flows: flows.map((f) => f.binding), domains };
 }
 
 /** The absolute path a binding's `flow:` names, when it names a file (checked in readFlowRef). */
 function flowFileOf(root: Fields, node: unknown, base: string): string | undefined {
   if (!root.isObject(node)) return undefined;
   const rel = root.src.tree.scalar(root.src.tree.get(node, 'flow'));
-  return typeof rel === 'string' && !rel.includes('\0') ? resolve(base, rel) : undefined;
+  return typeof rel === 'string' && !rel.includes('\0') ? below(base, rel) : undefined;
+}
+
+/** A path that needs no normalizing: no empty, `.` or `..` segment, no leading or trailing `/`. */
+const PLAIN_RELATIVE = /^(?!\.\.?(?:\/|$))[^/]+(?:\/(?!\.\.?(?:\/|$))[^/]+)*$/;
+
+/**
+ * resolve(base, rel) for an absolute, normalized `base` (resolve() gives it): a plain relative
+ * `rel` is only appended, which is what resolve() does with it at a tenth of the garbage.
+ */
+function below(base: string, rel: string): string {
+  if (!PLAIN_RELATIVE.test(rel)) return resolve(base, rel);
+  return base.endsWith(sep) ? base + rel : base + sep + rel;
 }
 
 function readSampling(root: Fields): Config['sampling'] {
@@ -146,6 +168,30 @@ function readSampling(root: Fields): Config['sampling'] {
   if (s && windowMs < 2 * intervalMs) s.report('window', `window (${windowMs} ms) must hold at least two samples of interval ${intervalMs} ms`);
   if (s && intervalMs < 100) s.report('interval', `interval ${intervalMs} ms is below the 100 ms minimum`);
   return { intervalMs, windowMs };
+}
+
+function readMetrics(root: Fields): MetricsConfig {
+  const m = root.object('metrics', false);
+  m?.rejectUnknown(['flow_layers']);
+  const items = m?.list('flow_layers', false);
+  if (!m || !items) return { flowLayers: DEFAULT_FLOW_LAYERS };
+  const kept = new Set<Layer>();
+  for (const item of items) {
+    const v = m.valueOf(item.node);
+    const problem = (reason: string) => m.problems.push(m.src.problem(item.node, item.path, reason));
+    if (typeof v !== 'string' || !(LAYERS as readonly string[]).includes(v)) problem(`${JSON.stringify(v)} is not a layer; layers: ${LAYERS.join(', ')}`);
+    else if (kept.has(v as Layer)) problem(`layer "${v}" is listed twice`);
+    else kept.add(v as Layer);
+  }
+  return { flowLayers: LAYERS.filter((l) => kept.has(l)) };
+}
+
+function readConnections(root: Fields, sampling: Config['sampling']): Config['connections'] {
+  const c = root.object('connections', false);
+  c?.rejectUnknown(['enabled', 'interval']);
+  const intervalMs = duration(c, 'interval') ?? sampling.intervalMs;
+  if (c && intervalMs < 100) c.report('interval', `interval ${intervalMs} ms is below the 100 ms minimum`);
+  return { enabled: c?.boolean('enabled') ?? true, intervalMs };
 }
 
 function duration(f: Fields | undefined, key: string): number | undefined {
@@ -189,8 +235,8 @@ function readProvider(f: Fields, providers: ProfileRegistry, fallback: ProviderP
   return p;
 }
 
-function readPort(root: Fields, node: unknown, path: PathItem[], providers: ProfileRegistry, headroom: number): PortConfig | undefined {
-  const f = root.child(node, path);
+function readPort(root: Fields, item: ListItem, providers: ProfileRegistry, headroom: number): PortConfig | undefined {
+  const f = root.item(item);
   if (!f) return undefined;
   f.rejectUnknown(PORT_KEYS);
   const { device, port } = readPortRef(f);
@@ -243,9 +289,9 @@ interface FlowPlace {
 }
 
 function readBinding(
-  root: Fields, node: unknown, path: PathItem[], place: FlowPlace, providers: ProfileRegistry, ports: PortConfig[], flowFiles: FlowFiles,
+  root: Fields, item: ListItem, place: FlowPlace, providers: ProfileRegistry, ports: PortConfig[], flowFiles: FlowFiles,
 ): ReadBinding | undefined {
-  const f = root.child(node, path);
+  const f = root.item(item);
   if (!f) return undefined;
   f.rejectUnknown(FLOW_KEYS);
   const flow = readFlowRef(f, place, flowFiles);
@@ -257,26 +303,63 @@ function readBinding(
   if (flow && f.has('ptime') && flow.format !== 'audio') f.report('ptime', 'ptime (grain duration) applies to audio flows only');
   if (flow) checkGrain(f, flow, grainDuration);
   const expect = f.oneOf<Expect>('expect', EXPECTS, false);
+  const peer = readPeer(f);
   if (!flow || !device || port === undefined || !direction || !provider) return undefined;
-  return { binding: { flow, device, port, direction, provider, grainDuration, origin: 'config', expect }, node: f };
+  return { binding: { flow, device, port, direction, provider, grainDuration, origin: 'config', expect, ...(peer ? { peer } : {}) }, node: f };
 }
 
-function readDomain(root: Fields, node: unknown, path: PathItem[], providers: ProfileRegistry, ports: PortConfig[]): DomainConfig | undefined {
-  const f = root.child(node, path);
+function readDomain(root: Fields, item: ListItem, providers: ProfileRegistry, ports: PortConfig[]): DomainConfig | undefined {
+  const f = root.item(item);
   if (!f) return undefined;
   f.rejectUnknown(DOMAIN_KEYS);
   const dir = f.string('path', false) ?? DEFAULT_DOMAIN;
   if (!isAbsolute(dir) || dir.includes('\0')) f.report('path', `domain path "${dir}" must be absolute`);
-  const { device, port } = readPortRef(f);
-  const direction = f.oneOf<Direction>('direction', ['tx', 'rx'], true);
+  const auto = f.oneOf<'auto'>('bind', ['auto'], false) === 'auto';
+  // bind: auto: the connections say where each flow runs; a device, port or direction only narrows that.
+  const { device, port } = auto && !f.has('device') ? { device: undefined, port: undefined } : readPortRef(f);
+  const direction = f.oneOf<Direction>('direction', ['tx', 'rx'], !auto);
+  if (auto && !f.has('device') && f.has('port')) f.report('port', 'a port narrows bind: auto only with its device');
   const portConfig = ports.find((p) => p.device === device && p.port === port);
   const provider = readProvider(f, providers, portConfig?.provider);
   const grainDuration = rawDuration(f, 'ptime') ?? DEFAULT_AUDIO_GRAIN_DURATION;
   const include = patterns(f, 'include');
   const exclude = patterns(f, 'exclude');
   const expect = f.oneOf<Expect>('expect', EXPECTS, false);
-  if (!device || port === undefined || !direction || !provider || !isAbsolute(dir)) return undefined;
-  return { path: dir, device, port, direction, include, exclude, provider, grainDuration, expect };
+  const peer = readPeer(f);
+  if (!provider || !isAbsolute(dir)) return undefined;
+  const common = { path: dir, include, exclude, provider, grainDuration, expect, ...(peer ? { peer } : {}) };
+  if (auto) {
+    if (f.has('device') && !device) return undefined;
+    return { ...common, bind: 'auto', ...(device ? { device, port: port ?? 1 } : {}), ...(direction ? { direction } : {}) };
+  }
+  if (!device || port === undefined || !direction) return undefined;
+  return { ...common, device, port, direction };
+}
+
+/**
+ * `peer:` the target's address and port as `rdma res show cm_id` and the connection metrics
+ * write it: `10.99.0.2:1312`, `[fd00::2]:1312`. Returned in that spelling (IPv6 as Node
+ * normalises it), so it compares as a string with a connection's `local`/`peer`.
+ */
+function readPeer(f: Fields): string | undefined {
+  const v = f.string('peer', false);
+  if (v === undefined) return undefined;
+  const m = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([0-9A-Fa-f:.]+)\]):(\d{1,5})$/.exec(v);
+  const port = m ? Number(m[3]) : NaN;
+  const v4 = m?.[1];
+  const v6 = m?.[2];
+  const addr = v4 !== undefined ? (isIP(v4) === 4 ? v4 : undefined) : v6 !== undefined && isIP(v6) === 6 ? canonicalIpv6(v6) : undefined;
+  if (addr === undefined || !(port >= 1 && port <= 65535)) {
+    f.report('peer', `"${v}" is not an address:port (10.99.0.2:1312, [fd00::2]:1312)`);
+    return undefined;
+  }
+  return v4 !== undefined ? `${addr}:${port}` : `[${addr}]:${port}`;
+}
+
+/** RFC 5952 text of an IPv6 address, as the connection labels print it (restrack.ts ipv6Text). */
+function canonicalIpv6(a: string): string | undefined {
+  const b = parseIpv6(a);
+  return b === undefined ? undefined : ipv6Text(b);
 }
 
 function patterns(f: Fields, key: string): string[] {
@@ -302,10 +385,10 @@ function checkGrain(f: Fields, flow: FlowDefinition, grainDuration: Rational): v
 function readFlowRef(f: Fields, { base, target: resolved }: FlowPlace, flowFiles: FlowFiles): FlowDefinition | undefined {
   const n = f.at('flow');
   if (n === undefined) return f.missing('flow', 'flow definition (a file path or an inline NMOS flow)');
-  if (f.isObject(n)) return readFlow(new Fields(f.src, n, [...f.path, 'flow'], f.problems));
+  if (f.isObject(n)) return readFlow(f.below(n, 'flow'));
   const rel = f.string('flow', true);
   if (rel === undefined) return undefined;
-  const target = resolved ?? resolve(base, rel);
+  const target = resolved ?? below(base, rel);
   if (rel.includes('\0') || !isInside(base, target) || !isInside(flowFiles.realDir(base), flowFiles.realPath(target))) {
     f.report('flow', `"${rel}" is outside the config's folder ${base}; flow files must live under it (symlinks included)`);
     return undefined;
@@ -327,9 +410,11 @@ function readFlowRef(f: Fields, { base, target: resolved }: FlowPlace, flowFiles
  */
 export function isInside(dir: string, file: string): boolean {
   if (file === dir) return true;
-  const prefix = dir.endsWith(sep) ? dir : dir + sep;
-  return file.startsWith(prefix);
+  if (dir.endsWith(sep)) return file.startsWith(dir);
+  return file.length > dir.length && file.charCodeAt(dir.length) === SEP && file.startsWith(dir);
 }
+
+const SEP = sep.charCodeAt(0);
 
 function rejectDuplicates(root: Fields, ports: PortConfig[], flows: ReadBinding[]): void {
   const seenPorts = new Set<string>();

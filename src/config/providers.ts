@@ -1,5 +1,5 @@
 /** User provider profiles from YAML (`providers:`), checked like the built-ins. */
-import { type ProviderProfile, ProfileRegistry, profileProblems, BUILTIN_PROFILES } from '../model/index.js';
+import { type ProviderProfile, ProfileRegistry, profileProblems, BUILTIN_PROFILES, DEFAULT_PROVIDER } from '../model/index.js';
 import type { Fields } from '../input/fields.js';
 import type { PathItem } from '../input/problems.js';
 
@@ -45,7 +45,7 @@ function readProfile(root: Fields, node: unknown, path: PathItem[], known: Provi
   const before = f.problems.length;
   const name = f.string('name', true);
   if (name && known.some((k) => k.name === name)) f.report('name', `profile "${name}" is already defined`);
-  const baseName = f.string('base', false) ?? 'rdma_rocev2';
+  const baseName = f.string('base', false) ?? DEFAULT_PROVIDER.name;
   const base = known.find((k) => k.name === baseName);
   if (!base) f.report('base', `unknown base profile "${baseName}"; known: ${known.map((k) => k.name).join(', ')}`);
   const headers = f.object('grainHeaderBytes', false);

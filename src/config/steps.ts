@@ -4,17 +4,19 @@
  * to the bounded reader, and at every PAUSE the loop gets a turn once the current slice of work
  * has taken SLICE_MS, so a 10,000-flow reload never stalls scrapes or /-/healthy for long.
  */
+import { TimeSlices } from '../event-loop.js';
 import type { BoundedReads } from '../reads/bounded.js';
 import { type ReadProgram, runSync } from '../reads/program.js';
+import { readErrorText } from '../reads/errors.js';
 
 export const PAUSE = Symbol('pause');
 
 /** A read program to run (its value comes back), or a chance to let the event loop turn. */
-export type LoadStep = ReadProgram<unknown> | typeof PAUSE;
+type LoadStep = ReadProgram<unknown> | typeof PAUSE;
 export type Steps<T> = Generator<LoadStep, T, unknown>;
 
 /** Longest run of loading work between two turns of the event loop. */
-export const SLICE_MS = 10;
+const SLICE_MS = 10;
 
 /** The value `program` gives, as a step. */
 export function* step<T>(program: ReadProgram<T>): Steps<T> {
@@ -38,19 +40,16 @@ export function runSteps<T>(steps: Steps<T>): T {
 }
 
 /** A read the bounded reader could not do (it blocked, or every reader thread is stuck). */
-export class LoadReadError extends Error {
+class LoadReadError extends Error {
   override readonly name = 'LoadReadError';
 }
 
 export async function runStepsAsync<T>(steps: Steps<T>, reader: BoundedReads | undefined): Promise<T> {
-  let sliceStart = performance.now();
+  const slices = new TimeSlices(SLICE_MS);
   let s = steps.next();
   while (!s.done) {
     if (s.value === PAUSE) {
-      if (performance.now() - sliceStart >= SLICE_MS) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      await slices.pause();
       s = steps.next(undefined);
       continue;
     }
@@ -59,10 +58,10 @@ export async function runStepsAsync<T>(steps: Steps<T>, reader: BoundedReads | u
       continue;
     }
     const [outcome] = await reader.run([{ group: 'config', program: s.value }]);
-    sliceStart = performance.now();
+    slices.restart();
     if (outcome?.kind === 'done') s = steps.next(outcome.value);
-    else if (outcome?.kind === 'failed') s = steps.throw(new Error(outcome.error));
-    else s = steps.throw(new LoadReadError(outcome && 'error' in outcome ? outcome.error : 'reading the config was deferred'));
+    else if (outcome?.kind === 'failed') s = steps.throw(new Error(readErrorText(outcome.error)));
+    else s = steps.throw(new LoadReadError(outcome && 'error' in outcome ? readErrorText(outcome.error) : 'reading the config was deferred'));
   }
   return s.value;
 }

@@ -1,8 +1,9 @@
-import type { Mtu, ProviderProfile, ProfileRegistry, Rational, TransferOptions } from '../model/index.js';
+import type { Layer, Mtu, ProviderProfile, ProfileRegistry, Rational, TransferOptions } from '../model/index.js';
 import type { FlowDefinition } from '../flows/definition.js';
 import { type Direction, portKey } from '../sources/types.js';
+import { key } from '../keys.js';
 
-export interface SamplingConfig {
+interface SamplingConfig {
   readonly intervalMs: number;
   readonly windowMs: number;
 }
@@ -40,14 +41,12 @@ export interface FlowBinding {
   readonly transfer?: TransferOptions;
   /** A configured flow's own `expect:`, or the expectation of the domain a flow was found in; resolved in predictions/expected.ts. */
   readonly expect: Expect | undefined;
+  /** `peer:` the target's `address:port`: the connection to or from it carries this flow (README: Connections). */
+  readonly peer?: string;
 }
 
-/** An MXL domain to discover flows in; its flows are bound like `flows:` entries. */
-export interface DomainConfig {
+interface DomainBase {
   readonly path: string;
-  readonly device: string;
-  readonly port: number;
-  readonly direction: Direction;
   /** Glob patterns (`*`, `?`) matched against a flow's label, id and group hints; empty = all. */
   readonly include: readonly string[];
   readonly exclude: readonly string[];
@@ -55,12 +54,60 @@ export interface DomainConfig {
   readonly grainDuration: Rational;
   /** Expectation for the flows found here (and configured flows this domain covers). */
   readonly expect: Expect | undefined;
+  /** `peer:` for every flow found here (FlowBinding.peer). */
+  readonly peer?: string;
+}
+
+/** An MXL domain to discover flows in; its flows are bound like `flows:` entries. */
+export interface BoundDomainConfig extends DomainBase {
+  readonly bind?: undefined;
+  readonly device: string;
+  readonly port: number;
+  readonly direction: Direction;
+}
+
+/**
+ * `bind: auto`: each flow found is bound to the port and direction of the RDMA connection that
+ * carries it (README "Connections"), and moves with it; a device, port or direction given only
+ * narrows which connections may bind it.
+ */
+interface AutoDomainConfig extends DomainBase {
+  readonly bind: 'auto';
+  readonly device?: string;
+  readonly port?: number;
+  readonly direction?: Direction;
+}
+
+export type DomainConfig = BoundDomainConfig | AutoDomainConfig;
+
+/** Where a connection puts a flow of a `bind: auto` domain. */
+export interface Placement {
+  readonly device: string;
+  readonly port: number;
+  readonly direction: Direction;
+}
+
+/** RDMA connections from the kernel's restrack tables (README: Connections). */
+interface ConnectionsConfig {
+  readonly enabled: boolean;
+  /** Between reads of every device's QP and cm_id dumps; default: the sampling interval. */
+  readonly intervalMs: number;
+}
+
+/** What the exposition keeps (README "Series budget"). */
+export interface MetricsConfig {
+  /** Layers of flow_predicted_bytes_per_second exported, in LAYERS order; may be empty. */
+  readonly flowLayers: readonly Layer[];
 }
 
 export interface Config {
   readonly file: string;
+  /** The top-level `headroom:` (ports found by a connection only get it). */
+  readonly headroom?: number;
   readonly sampling: SamplingConfig;
+  readonly connections: ConnectionsConfig;
   readonly driftTolerance: number;
+  readonly metrics: MetricsConfig;
   readonly providers: ProfileRegistry;
   readonly ports: readonly PortConfig[];
   readonly flows: readonly FlowBinding[];
@@ -70,4 +117,5 @@ export interface Config {
 export { portKey };
 
 /** One flow bound to one port and direction: a config may hold each at most once. */
-export const bindingKey = (b: FlowBinding): string => `${b.flow.id} ${portKey(b)} ${b.direction}`;
+// The flow id last: the one part that may hold a '/' (keys.ts).
+export const bindingKey = (b: FlowBinding): string => key(b.device, b.port, b.direction, b.flow.id);

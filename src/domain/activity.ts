@@ -14,8 +14,7 @@
  *   leaves it behind with no lock held.
  */
 
-export const FLOW_STATES = ['live', 'stalled', 'absent', 'unknown'] as const;
-export type FlowState = (typeof FLOW_STATES)[number];
+export type FlowState = 'live' | 'stalled' | 'absent' | 'unknown';
 
 export interface FlowObservation {
   /** The flow's folder is in the domain's latest listing. */

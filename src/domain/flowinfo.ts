@@ -10,16 +10,16 @@
  */
 import { type Rational, rational } from '../model/index.js';
 
-export const FLOW_INFO_SIZE = 2048;
-export const FLOW_INFO_VERSION = 1;
+const FLOW_INFO_SIZE = 2048;
+const FLOW_INFO_VERSION = 1;
 /** Bytes from the start that hold everything read here (through the runtime block). */
 export const FLOW_INFO_READ_BYTES = 224;
-export const RUNTIME_OFFSET = 200;
+const RUNTIME_OFFSET = 200;
 
-export const MXL_FORMATS = ['unspecified', 'video', 'audio', 'data', 'mux'] as const;
-export type MxlFormat = (typeof MXL_FORMATS)[number] | 'unknown';
+const MXL_FORMATS = ['unspecified', 'video', 'audio', 'data', 'mux'] as const;
+type MxlFormat = (typeof MXL_FORMATS)[number] | 'unknown';
 
-export interface FlowRuntime {
+interface FlowRuntime {
   /** Grain index (video, data) or sample index (audio) of the last commit. */
   readonly headIndex: bigint;
   /** TAI nanoseconds since the SMPTE ST 2059 epoch. */
@@ -51,7 +51,7 @@ const uuid = (b: Uint8Array): string => {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 };
 
-export function decodeRuntime(buf: Uint8Array, offset = RUNTIME_OFFSET): FlowRuntime {
+function decodeRuntime(buf: Uint8Array, offset = RUNTIME_OFFSET): FlowRuntime {
   const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   return {
     headIndex: v.getBigUint64(offset, true),

@@ -3,7 +3,7 @@
  * each domain gives about a flow binding's state, one tick at a time. Domain entries that name
  * the same folder share one watcher, so a folder is read once per tick.
  */
-import type { DomainConfig, FlowBinding } from '../config/types.js';
+import type { BoundDomainConfig, DomainConfig, FlowBinding, Placement } from '../config/types.js';
 import { bindingKey } from '../config/types.js';
 import type { FlowDefinition } from '../flows/definition.js';
 import type { Logger } from '../log.js';
@@ -11,19 +11,22 @@ import type { FlowState } from './activity.js';
 import type { FlowInfo } from './flowinfo.js';
 import type { TransferOptions } from '../model/index.js';
 import { DomainWatcher, type DomainClock, type DomainFlow, type SampleTiming, type WriterProbe } from './watcher.js';
-import type { BoundedReads } from '../reads/bounded.js';
+import { type BoundedReads, Pending } from '../reads/bounded.js';
 import { runSync } from '../reads/program.js';
+import { readErrorText } from '../reads/errors.js';
 
 export interface DomainMonitorOptions {
   readonly clock: DomainClock;
   readonly probe: WriterProbe | undefined;
   readonly log: Logger;
+  /** Where the connections put a flow of a `bind: auto` domain (its path, the flow id); none: unbound. */
+  readonly placements?: (path: string, flowId: string) => readonly Placement[];
 }
 
 const compiled = new Map<string, RegExp>();
 
 /** `*` any run, `?` one character; everything else literal. Compiled once per glob. */
-export function globToRegExp(glob: string): RegExp {
+function globToRegExp(glob: string): RegExp {
   let re = compiled.get(glob);
   if (!re) {
     const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
@@ -34,16 +37,26 @@ export function globToRegExp(glob: string): RegExp {
 }
 
 /** Whether a domain entry's include/exclude globs select a flow (by label, id or group hint). */
-export function selects(domain: DomainConfig, def: FlowDefinition | undefined): boolean {
+function selects(domain: DomainConfig, def: FlowDefinition | undefined): boolean {
   if (!def) return false;
   const names = [def.label, def.id, ...def.groupHints];
   const hit = (globs: readonly string[]): boolean => globs.some((g) => names.some((n) => globToRegExp(g).test(n)));
   return (domain.include.length === 0 || hit(domain.include)) && !hit(domain.exclude);
 }
 
-/** A domain entry covers a binding when it watches the binding's port and direction and selects its flow. */
-export function covers(domain: DomainConfig, b: FlowBinding): boolean {
-  return domain.device === b.device && domain.port === b.port && domain.direction === b.direction && selects(domain, b.flow);
+/**
+ * A domain entry covers a binding when it watches the binding's port and direction and selects
+ * its flow; a `bind: auto` entry watches every port and direction it does not narrow to.
+ */
+function covers(domain: DomainConfig, b: FlowBinding): boolean {
+  return placed(domain, b) && selects(domain, b.flow);
+}
+
+function placed(domain: DomainConfig, p: Placement): boolean {
+  if (domain.bind === 'auto') {
+    return (domain.device === undefined || (domain.device === p.device && domain.port === p.port)) && (domain.direction === undefined || domain.direction === p.direction);
+  }
+  return domain.device === p.device && domain.port === p.port && domain.direction === p.direction;
 }
 
 /** Several domains' evidence about one binding: any live wins, then stalled; unknown beats absent. */
@@ -116,6 +129,39 @@ export class DomainMonitor {
     return this.bound;
   }
 
+  /** Binds the `bind: auto` domains' flows again where the connections now put them; true when that changed. */
+  rebindAuto(): boolean {
+    if (!this.domains.some((d) => d.bind === 'auto')) return false;
+    const before = this.bound.map(bindingKey).join('\n');
+    this.rebind();
+    return this.bound.map(bindingKey).join('\n') !== before;
+  }
+
+  /** Flows of `bind: auto` domains that no connection carries yet (their state and grains are still measured). */
+  unbound(): { readonly domain: string; readonly flowId: string }[] {
+    const out: { domain: string; flowId: string }[] = [];
+    for (const d of this.domains) {
+      if (d.bind !== 'auto') continue;
+      for (const f of this.watchers.get(d.path)!.all()) {
+        if (selects(d, f.def) && this.placementsOf(d, f).length === 0) out.push({ domain: d.path, flowId: f.id });
+      }
+    }
+    return out;
+  }
+
+  private placementsOf(d: DomainConfig, f: DomainFlow): readonly Placement[] {
+    return (this.opts.placements?.(d.path, f.id) ?? []).filter((p) => placed(d, p));
+  }
+
+  /**
+   * Every flow's headIndex as it stands now, one job per domain folder (its group), for a read
+   * that must go in the same request as others (the connections': model/same-tick.ts). Changes
+   * no flow's state; keyed by headKey(domain, flow id).
+   */
+  headJobs(): Pending<ReadonlyMap<string, number>>[] {
+    return [...this.watchers.values()].map((w) => new Pending(groupOf(w), w.headsReads()));
+  }
+
   /** Every flow in every domain folder, with the folder it is in. */
   flows(): DomainFlowEntry[] {
     return [...this.watchers.values()].flatMap((w) => w.all().map((flow) => ({ domain: w.path, flow })));
@@ -123,7 +169,7 @@ export class DomainMonitor {
 
   /** One entry per domain folder: readable or not, and how many flow folders it holds. */
   status(): DomainStatus[] {
-    return [...this.watchers.values()].map((w) => ({ path: w.path, up: w.error === undefined, error: w.error, flows: w.all().length }));
+    return [...this.watchers.values()].map((w) => ({ path: w.path, up: w.error === undefined, error: w.error && readErrorText(w.error), flows: w.all().length }));
   }
 
   /** Domains that cannot be listed right now, with the reason. */
@@ -162,8 +208,11 @@ export class DomainMonitor {
     for (const d of this.domains) {
       for (const f of this.watchers.get(d.path)!.all()) {
         if (!selects(d, f.def)) continue;
-        const b = bind(d, f);
-        if (!found.has(bindingKey(b))) found.set(bindingKey(b), b);
+        const where = d.bind === 'auto' ? this.placementsOf(d, f) : [d];
+        for (const p of where) {
+          const b = bind(d, p, f);
+          if (!found.has(bindingKey(b))) found.set(bindingKey(b), b);
+        }
       }
     }
     for (const [k, b] of this.retained) if (!found.has(k)) found.set(k, b);
@@ -174,16 +223,21 @@ export class DomainMonitor {
     this.opts.log.info({ domain: path, flow_id: f.id }, 'MXL flow removed from domain');
     for (const d of this.domains) {
       if (d.path !== path || d.expect !== 'always' || !selects(d, f.def)) continue;
-      const b = bind(d, f);
-      this.retained.set(bindingKey(b), b);
+      // A bind: auto flow that left is where its connection last put it, if anywhere.
+      const where = d.bind === 'auto' ? this.bound.filter((b) => b.flow.id === f.id) : [d];
+      for (const p of where) {
+        const b = bind(d, p, f);
+        this.retained.set(bindingKey(b), b);
+      }
     }
   }
 
   private logReadable(w: DomainWatcher): void {
     const logged = this.failing.get(w.path);
-    if (w.error !== undefined && logged !== w.error) {
-      this.failing.set(w.path, w.error);
-      this.opts.log.warn({ domain: w.path, err: w.error }, 'MXL domain cannot be read; the flows it covers are unknown (logged once)');
+    const error = w.error && readErrorText(w.error);
+    if (error !== undefined && logged !== error) {
+      this.failing.set(w.path, error);
+      this.opts.log.warn({ domain: w.path, err: error }, 'MXL domain cannot be read; the flows it covers are unknown (logged once)');
     } else if (w.error === undefined && logged !== undefined) {
       this.failing.delete(w.path);
       this.opts.log.info({ domain: w.path }, 'MXL domain readable again');
@@ -202,12 +256,13 @@ export class DomainMonitor {
 /** The reader group of a domain folder's reads: named in the log when one of them blocks. */
 const groupOf = (w: DomainWatcher): string => `domain ${w.path}`;
 
-/** A flow found in a domain is bound there, with that domain's expectation (default `when_live`). */
-function bind(domain: DomainConfig, f: DomainFlow): FlowBinding {
+/** A flow found in a domain is bound there (or where its connection runs), with that domain's expectation (default `when_live`). */
+function bind(domain: DomainConfig, at: BoundDomainConfig | Placement, f: DomainFlow): FlowBinding {
   return {
-    flow: f.def!, device: domain.device, port: domain.port, direction: domain.direction, provider: domain.provider,
+    flow: f.def!, device: at.device, port: at.port, direction: at.direction, provider: domain.provider,
     grainDuration: domain.grainDuration, origin: 'domain', expect: domain.expect ?? 'when_live',
     ...(f.info ? { transfer: transferOf(f.info) } : {}),
+    ...(domain.peer ? { peer: domain.peer } : {}),
   };
 }
 

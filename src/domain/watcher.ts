@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { type FlowDefinition, parseFlowText } from '../flows/definition.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { type Rational } from '../model/index.js';
+import { headKey } from '../model/same-tick.js';
 import { CounterSeries } from '../sampler/series.js';
 import type { CounterSpec } from '../sources/types.js';
 import { type FlowObservation, type FlowState, flowState, lastWriteAgeNs, stallAfterNs } from './activity.js';
@@ -21,6 +22,7 @@ import { FLOW_INFO_READ_BYTES, type FlowInfo, FlowInfoError, decodeFlowInfo } fr
 import { type ReadProgram, all, namesOf, read, readText, runSync } from '../reads/program.js';
 import { isDirectoryMode } from '../reads/ops.js';
 import type { Job, Outcome } from '../reads/bounded.js';
+import { type ReadError, readErrorText } from '../reads/errors.js';
 
 /** Flow folders are named by the flow's UUID (MXL PathUtils: `<domain>/<uuid>.mxl-flow`). */
 const FLOW_DIR = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.mxl-flow$/i;
@@ -51,7 +53,7 @@ const LISTING_BYTES = 64 * 1024;
 const DEFINITION_FIRST_BYTES = 16 * 1024;
 const DEFINITION_MAX_BYTES = 1024 * 1024;
 
-export type Listing = { readonly ok: true; readonly dirs: Map<string, FlowDir> } | { readonly ok: false; readonly error: string };
+export type Listing = { readonly ok: true; readonly dirs: Map<string, FlowDir> } | { readonly ok: false; readonly error: ReadError };
 export type DefinitionRead = { readonly def: FlowDefinition; readonly error?: undefined } | { readonly def?: undefined; readonly error: string };
 
 /** The domain's reads, as read programs: the daemon runs them on its bounded reader. */
@@ -59,9 +61,9 @@ export const domainReads = {
   /** Flow id (lower case) -> its folder; `.mxl-tmp-*` folders (flows being built) never match. */
   *listFlowDirs(path: string): ReadProgram<Listing> {
     const r = yield* read([{ kind: 'readDir', path, max: LISTING_BYTES }]);
-    const failed = r.ok(0) ? undefined : `${r.error(0, 'scandir')} '${path}'`;
+    const failed = r.ok(0) ? undefined : r.failure(0, 'scandir', path);
     const names = yield* namesOf(r, 0, path);
-    if (names === undefined) return { ok: false, error: failed ?? `cannot list '${path}'` };
+    if (names === undefined) return { ok: false, error: failed ?? { code: 'UNLISTED', op: 'scandir', path, detail: `cannot list '${path}'` } };
     const flows = names.flatMap((name) => {
       const id = FLOW_DIR.exec(name)?.[1]?.toLowerCase();
       return id === undefined ? [] : [{ id, name }];
@@ -79,7 +81,7 @@ export const domainReads = {
   *definition(dir: string): ReadProgram<DefinitionRead> {
     const file = join(dir, 'flow_def.json');
     const t = yield* readText(file, DEFINITION_FIRST_BYTES, DEFINITION_MAX_BYTES);
-    if (!t.ok) return { error: formatProblem({ file, line: 1, col: 1, field: '', reason: `cannot read flow definition: ${t.error}` }) };
+    if (!t.ok) return { error: formatProblem({ file, line: 1, col: 1, field: '', reason: `cannot read flow definition: ${readErrorText(t.error)}` }) };
     try {
       return { def: parseFlowText(file, t.text) };
     } catch (e) {
@@ -95,7 +97,7 @@ export const domainReads = {
 /** What one scan read: the flow folders, and the definitions of those not followed yet. */
 export type Scan =
   | { readonly ok: true; readonly dirs: Map<string, FlowDir>; readonly defs: ReadonlyMap<string, DefinitionRead> }
-  | { readonly ok: false; readonly error: string };
+  | { readonly ok: false; readonly error: ReadError };
 
 export interface SampleTiming {
   readonly windowNs: bigint;
@@ -158,13 +160,31 @@ export class DomainFlow {
       this.writerActive = probe?.writerHoldsLock(this.fd);
     } catch (e) {
       this.headerError = e instanceof FlowInfoError ? e.message : (e as Error).message;
-      this.headIndex.update(now, { ok: false, error: this.headerError });
+      this.headIndex.update(now, { ok: false, error: { code: 'SOURCE', op: 'read', path: join(this.dir, 'data'), detail: this.headerError } });
       this.info = undefined;
     }
     const o = this.observe(now, clock, timing.intervalNs);
     this.state = flowState(o);
     const age = lastWriteAgeNs(o);
     this.lastWriteAgeSeconds = age === undefined ? undefined : Math.max(0, Number(age) / 1e9);
+  }
+
+  /**
+   * headIndex as it stands now, read apart from sample(): nothing of the flow's state changes.
+   * Undefined before the flow's data file is open, before its first commit, or when unreadable.
+   * The connections read runs it in the same request as the restrack dumps (model/same-tick.ts).
+   */
+  *headRead(): ReadProgram<number | undefined> {
+    if (this.fd === undefined) return undefined;
+    const r = yield* read([{ kind: 'pread', fd: this.fd, offset: 0, max: FLOW_INFO_READ_BYTES }]);
+    if (!r.ok(0)) return undefined;
+    try {
+      const head = decodeFlowInfo(r.bytes(0)).headIndex;
+      return head === 0n ? undefined : Number(head);
+    } catch (e) {
+      if (e instanceof FlowInfoError) return undefined;
+      throw e;
+    }
   }
 
   private discrete(): boolean {
@@ -202,7 +222,7 @@ export interface DomainChanges {
 export class DomainWatcher {
   private readonly flows = new Map<string, DomainFlow>();
   /** Why the domain cannot be listed now; undefined while it can. */
-  error: string | undefined;
+  error: ReadError | undefined;
 
   constructor(
     readonly path: string,
@@ -229,6 +249,13 @@ export class DomainWatcher {
     const fresh = [...listed.dirs].filter(([id, dir]) => this.flows.get(id)?.inode !== dir.inode);
     const read = yield* all(fresh.map(([, dir]) => domainReads.definition(join(this.path, dir.name))));
     return { ok: true, dirs: listed.dirs, defs: new Map(fresh.map(([id], i) => [id, read[i]!])) };
+  }
+
+  /** Every flow's headRead() in one round, by headKey(domain, flow id); flows not read are left out. */
+  *headsReads(): ReadProgram<ReadonlyMap<string, number>> {
+    const flows = this.all();
+    const heads = yield* all(flows.map((f) => f.headRead()));
+    return new Map(flows.flatMap((f, i) => (heads[i] === undefined ? [] : [[headKey(this.path, f.id), heads[i]] as const])));
   }
 
   /** scanReads() and apply() here and now (`check`, tests). */

@@ -2,6 +2,8 @@
  * The running exporter: config, predictions, sampler and HTTP, with atomic
  * reloads (a bad config keeps the running one) and a clean shutdown.
  */
+import { SerialQueue } from '../serial.js';
+import { loopTurn } from '../event-loop.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
@@ -11,7 +13,7 @@ import { InputError, formatProblem } from '../input/problems.js';
 import { Planner } from '../predictions/plan.js';
 import { Sampler, defaultReadTimeoutMs } from '../sampler/sampler.js';
 import { BoundedReads } from '../reads/bounded.js';
-import { selectSources, type Measurement } from '../sources/select.js';
+import { selectSourcesOn, type Measurement } from '../sources/select.js';
 import { releaseLoadGarbage } from './memory.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
@@ -21,6 +23,11 @@ import { attrsLookup, buildView, flowMeasurements, type ExporterState } from './
 import { DomainMonitor } from '../domain/monitor.js';
 import { loadPosix, type Posix } from '../ffi/posix.js';
 import { HostAssumptions } from '../health/assumptions.js';
+import { readErrorText } from '../reads/errors.js';
+import { ConnectionMonitor } from '../sources/restrack/monitor.js';
+import { portTotals } from './connections.js';
+import { pinsOf } from '../sources/restrack/assign.js';
+import { RestrackSource, type TransportOpen, openRestrackSocket } from '../sources/restrack/source.js';
 
 /** Host assumptions (VLAN, PFC) change with configuration, not traffic: read them this often. */
 const ASSUMPTIONS_REFRESH_MS = 30_000;
@@ -39,6 +46,12 @@ export interface DaemonOptions {
   readonly webConfigFile?: string;
   /** `--web.enable-lifecycle`: POST /-/reload reloads (otherwise 403). SIGHUP always does. */
   readonly enableLifecycle?: boolean;
+  /** Another build of libmfe-reader (tests: a missing one). */
+  readonly readerLibrary?: string;
+  /** Opens the restrack socket (tests: a stand-in kernel); a NETLINK_RDMA socket otherwise. */
+  readonly restrack?: () => TransportOpen;
+  /** /proc (tests: a fixture tree) for the processes behind connections. */
+  readonly procRoot?: string;
 }
 
 export class Daemon {
@@ -46,11 +59,16 @@ export class Daemon {
   private planner!: Planner;
   private sampler: Sampler | undefined;
   private domains: DomainMonitor | undefined;
-  private domainTimer: NodeJS.Timeout | undefined;
-  private domainTick: Promise<void> | undefined;
+  /** The one sampling timer: ports and domains, then the connections (tickTogether). */
+  private tickTimer: NodeJS.Timeout | undefined;
+  private readonly domainTicks = new SerialQueue();
   /** Every blocking read of the daemon goes through this one reader (src/reads). */
   private reader: BoundedReads | undefined;
   private assumptions: HostAssumptions | undefined;
+  private connections: ConnectionMonitor | undefined;
+  private readonly connectionsTicks = new SerialQueue();
+  /** When the connections were last read (monotonic ms). */
+  private connectionsReadMs: number | undefined;
   private assumptionsTimer: NodeJS.Timeout | undefined;
   private server: Server | undefined;
   private measurement!: Measurement;
@@ -71,10 +89,12 @@ export class Daemon {
     const web = this.opts.webConfigFile ? new WebConfigWatcher(this.opts.webConfigFile, this.opts.log) : undefined;
     this.apply(await loadConfigAsync(this.opts.configFile, this.readerFor(DEFAULTS.intervalMs)));
     this.reader!.readTimeoutMs = defaultReadTimeoutMs(this.config.sampling.intervalMs);
-    this.measurement = this.opts.measurement ?? selectSources({ sysfsRoot: this.opts.sysfsRoot });
+    this.measurement = this.opts.measurement ?? await selectSourcesOn(this.reader!, { sysfsRoot: this.opts.sysfsRoot });
     for (const note of this.measurement.notes) this.opts.log.info(note);
     await this.startSampler();
     await this.startDomains();
+    await this.startConnections(true);
+    this.startTicking();
     await this.startAssumptions();
     await this.planner.prepare(attrsLookup(this.sampler));
     this.prewarm();
@@ -85,16 +105,26 @@ export class Daemon {
       metricsGzip: () => this.metrics.renderGzip(),
       landing: (query) => {
         const state = this.state();
-        const units = query.get('units') === 'bits' ? 'bits' : 'bytes';
+        const units = query.get('units') === 'bytes' ? 'bytes' : 'bits';
         return landingPage(state, buildView(state), flowMeasurements(state), { telemetryPath: this.opts.telemetryPath, units });
       },
-      ready: () => this.sampler !== undefined,
+      ready: () => this.notReady(),
       reload: () => this.reload(),
       lifecycle: this.opts.enableLifecycle ?? false,
       internalError: (err) => this.opts.log.error({ err: err instanceof Error ? err.message : String(err) }, 'request failed'),
     });
     this.server = await listen(app, this.opts.listenAddress, { web, log: this.opts.log });
     this.opts.log.info({ address: this.opts.listenAddress, telemetry_path: this.opts.telemetryPath, tls: web?.current.tls !== undefined, basic_auth: (web?.current.users.size ?? 0) > 0 }, 'listening');
+  }
+
+  /**
+   * Why /-/ready says 503, or undefined when ready. Reads without the bounded reader have no
+   * timeout (one hung sysfs or MXL domain read stops the exporter): such an exporter is not ready.
+   */
+  private notReady(): string | undefined {
+    if (this.sampler === undefined) return 'not sampled yet';
+    if (this.reader?.mode !== 'native') return `bounded reader unavailable (${this.reader?.unavailable ?? 'unknown'}): reads run on the event loop with no timeout`;
+    return undefined;
   }
 
   address(): AddressInfo {
@@ -136,16 +166,21 @@ export class Daemon {
       if (this.reader) this.reader.readTimeoutMs = defaultReadTimeoutMs(next.sampling.intervalMs);
       this.sampler?.stop();
       await this.startSampler();
+      this.startTicking();
     }
     await this.startDomains();
+    if (JSON.stringify(next.connections) !== JSON.stringify(this.connectionsConfig)) await this.startConnections(false);
     this.prewarm();
     this.opts.log.info({ file: this.opts.configFile, flows: next.flows.length, ports: next.ports.length }, 'config reloaded');
     return { ok: true };
   }
 
   async stop(): Promise<void> {
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.tickTimer = undefined;
     this.sampler?.stop();
     this.stopDomains();
+    this.stopConnections();
     if (this.assumptionsTimer) clearInterval(this.assumptionsTimer);
     this.measurement?.dcb?.close();
     this.reader?.close();
@@ -163,7 +198,10 @@ export class Daemon {
     const rdmaNote = this.sampler && this.sampler.ports.size === 0
       ? `No RDMA port was found (${this.opts.sysfsRoot}/class/infiniband is empty or missing): serving predictions only; no measured rates.`
       : undefined;
-    return { config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote, assumptions: this.assumptions?.byPort };
+    return {
+      config: this.config, planner: this.planner, sampler: this.sampler, domains: this.domains, rdmaNote, assumptions: this.assumptions?.byPort,
+      ...(this.connections ? { connections: this.connections } : {}),
+    };
   }
 
   private apply(config: Config, planner = new Planner(config)): void {
@@ -177,7 +215,8 @@ export class Daemon {
   private readerFor(intervalMs: number): BoundedReads {
     if (this.reader) return this.reader;
     const log = this.opts.log;
-    this.reader = new BoundedReads({ readTimeoutMs: defaultReadTimeoutMs(intervalMs) });
+    const library = this.opts.readerLibrary;
+    this.reader = new BoundedReads({ readTimeoutMs: defaultReadTimeoutMs(intervalMs), ...(library !== undefined ? { library } : {}) });
     if (this.reader.mode !== 'native') {
       log.warn({ err: this.reader.unavailable }, 'native reader library unavailable: reads run on the event loop with no timeout; build it with `npm run build` (make -C native reader)');
     }
@@ -186,7 +225,7 @@ export class Daemon {
         if (!this.sampler?.ports.has(group)) log.error({ group, error: 'ETIMEDOUT', timeout_ms: i.timeoutMs, blocked_threads: i.blockedThreads }, 'read blocked; skipped until it returns');
       },
       threadLost: (i) => log.error({ running: i.running }, 'a reader thread died; replaced (no port blamed)'),
-      paused: (i) => log.error({ blocked_threads: i.blockedThreads, err: i.error }, 'reads paused: every reader thread is blocked in the kernel'),
+      paused: (i) => log.error({ blocked_threads: i.blockedThreads, err: readErrorText(i.error) }, 'reads paused: every reader thread is blocked in the kernel'),
     });
     return this.reader;
   }
@@ -205,7 +244,8 @@ export class Daemon {
         portAdded: (p) => log.info({ device: p.ref.device, port: p.ref.port, state: p.attrs.state, netdev: p.attrs.netdev,
           sources: [...new Set(p.sets.map((s) => s.kind))].join(',') }, 'port found'),
         portRemoved: (r) => log.warn({ device: r.device, port: r.port }, 'port vanished'),
-        readError: (r, source, counter, error) => {
+        readError: (r, source, counter, e) => {
+          const error = readErrorText(e);
           const k = `${r.device}/${r.port}/${source}/${counter}/${error}`;
           if (warned.has(k)) return;
           warned.add(k);
@@ -215,7 +255,44 @@ export class Daemon {
         readRecovered: (r) => log.info({ device: r.device, port: r.port }, 'counter reads answer again'),
       },
     });
-    await this.sampler.start(this.opts.manualClock !== undefined);
+    // The daemon's one timer ticks it (tickTogether), so that the connections follow its reads.
+    await this.sampler.start(true);
+  }
+
+  /**
+   * One timer on the sampling interval (none with a manual clock): each tick reads the ports and
+   * the MXL domains, then, when due, the connections, so that what the connections read is set
+   * against the ports' and domains' counts of the same tick (model/same-tick.ts). A part still
+   * busy from the tick before is not doubled.
+   */
+  private startTicking(): void {
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.tickTimer = undefined;
+    if (this.opts.manualClock) return;
+    this.tickTimer = setInterval(() => void this.tickTogether(), this.config.sampling.intervalMs);
+    this.tickTimer.unref();
+  }
+
+  private async tickTogether(): Promise<void> {
+    const sampler = this.sampler;
+    const ports = sampler && !sampler.busy ? sampler.tick() : undefined;
+    const domains = this.domainTicks.busy ? undefined : this.tickDomains();
+    await Promise.all([ports, domains]);
+    if (this.connectionsTicks.busy || !this.connectionsDue()) return;
+    await this.tickConnections(ports !== undefined && domains !== undefined);
+  }
+
+  /**
+   * Connections are read on the sampling ticks at least `connections.interval` apart (within half
+   * a sampling interval): an interval below the sampling interval reads on every tick.
+   */
+  private connectionsDue(): boolean {
+    const last = this.connectionsReadMs;
+    return last === undefined || this.nowMs() - last >= this.config.connections.intervalMs - this.config.sampling.intervalMs / 2;
+  }
+
+  private nowMs(): number {
+    return Number((this.opts.manualClock ?? process.hrtime.bigint)() / 1_000_000n);
   }
 
   /**
@@ -225,7 +302,7 @@ export class Daemon {
    */
   private prewarm(): void {
     this.warming = this.metrics.renderGzip()
-      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(loopTurn)
       .then(() => releaseLoadGarbage())
       .then(() => undefined, () => undefined);
   }
@@ -238,12 +315,13 @@ export class Daemon {
   /** One sampling tick now (tests with a manual clock). */
   async sampleNow(): Promise<void> {
     await Promise.all([this.sampler?.tick(), this.tickDomains()]);
+    await this.tickConnections(true);
     await this.refreshAssumptions();
   }
 
   /** Resolves when no sampling tick is running or queued (tests scrape after their ticks). */
   async settled(): Promise<void> {
-    await Promise.all([this.sampler?.idle(), this.domainTick]);
+    await Promise.all([this.sampler?.idle(), this.domainTicks.idle(), this.connectionsTicks.idle()]);
   }
 
   private async startAssumptions(): Promise<void> {
@@ -264,41 +342,73 @@ export class Daemon {
   private async startDomains(): Promise<void> {
     this.stopDomains();
     if (this.config.domains.length === 0) return;
-    const manual = this.opts.manualClock;
     const posix = this.posix();
     this.domains = new DomainMonitor(this.config.domains, {
-      clock: { monotonicNs: manual ?? process.hrtime.bigint, taiNs: () => (posix ? posix.taiNowNs() : BigInt(Date.now()) * 1_000_000n) },
+      clock: { monotonicNs: this.opts.manualClock ?? (() => process.hrtime.bigint()), taiNs: () => (posix ? posix.taiNowNs() : BigInt(Date.now()) * 1_000_000n) },
       probe: posix,
       log: this.opts.log,
+      placements: (path, flowId) => this.connections?.placements(path, flowId) ?? [],
     });
     await this.tickDomains();
-    if (manual) return;
-    this.domainTimer = setInterval(() => {
-      if (!this.domainTick) void this.tickDomains();
-    }, this.config.sampling.intervalMs);
-    this.domainTimer.unref();
   }
 
   /** One domain tick; ticks asked for while one runs follow it. */
   private tickDomains(): Promise<void> {
     const domains = this.domains;
     if (!domains) return Promise.resolve();
-    const run = (this.domainTick ?? Promise.resolve()).then(async () => {
+    return this.domainTicks.run(async () => {
       if (this.domains !== domains) return;
       const { windowMs, intervalMs } = this.config.sampling;
       const timing = { windowNs: BigInt(windowMs) * 1_000_000n, intervalNs: BigInt(intervalMs) * 1_000_000n };
       if (await domains.tick(timing, this.readerFor(intervalMs))) this.planner.setDiscovered(domains.bindings());
     });
-    const tracked: Promise<void> = run.finally(() => {
-      if (this.domainTick === tracked) this.domainTick = undefined;
+  }
+
+  /** The config the running connection monitor was started with. */
+  private connectionsConfig: Config['connections'] | undefined;
+
+  /**
+   * RDMA connections (restrack) on `connections.interval`, on the daemon's one reader, after the
+   * ports and domains of a sampling tick (tickTogether). `afterPorts`: the ports and domains were
+   * just read, so the first read's counts go with theirs.
+   */
+  private async startConnections(afterPorts: boolean): Promise<void> {
+    this.stopConnections();
+    this.connectionsConfig = this.config.connections;
+    if (!this.config.connections.enabled) return;
+    const timeoutMs = defaultReadTimeoutMs(this.config.sampling.intervalMs);
+    const open = this.opts.restrack ?? ((): TransportOpen => openRestrackSocket(timeoutMs));
+    this.connections = new ConnectionMonitor(new RestrackSource(open), this.opts.log, undefined, {
+      domainPaths: () => this.config.domains.map((d) => d.path),
+      pins: () => pinsOf(this.config),
+      ...(this.opts.procRoot ? { procRoot: this.opts.procRoot } : {}),
     });
-    this.domainTick = tracked;
-    return tracked;
+    await this.tickConnections(afterPorts);
+  }
+
+  /** `afterPorts`: the ports and domains were read in this tick, their counts go with this read. */
+  private tickConnections(afterPorts: boolean): Promise<void> {
+    const monitor = this.connections;
+    if (!monitor) return Promise.resolve();
+    return this.connectionsTicks.run(async () => {
+      if (this.connections !== monitor) return;
+      const nowMs = this.nowMs();
+      this.connectionsReadMs = nowMs;
+      const sampler = this.sampler;
+      const together = afterPorts ? { ports: portTotals(sampler), heads: this.domains?.headJobs() ?? [], windowMs: this.config.sampling.windowMs } : undefined;
+      await monitor.tick(this.readerFor(this.config.sampling.intervalMs), nowMs, (device, port, direction) =>
+        sampler?.measurements({ device, port }, direction, 'packets')[0]?.rate, together);
+      // bind: auto: the flows go where their connections now run.
+      if (this.domains?.rebindAuto()) this.planner.setDiscovered(this.domains.bindings());
+    });
+  }
+
+  private stopConnections(): void {
+    this.connections?.close();
+    this.connections = undefined;
   }
 
   private stopDomains(): void {
-    if (this.domainTimer) clearInterval(this.domainTimer);
-    this.domainTimer = undefined;
     this.domains?.close();
     this.domains = undefined;
   }

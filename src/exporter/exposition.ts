@@ -17,7 +17,7 @@ const escapeLabel = (v: string): string =>
   NEEDS_ESCAPE.test(v) ? v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : v;
 const escapeHelp = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 
-export function formatValue(v: number): string {
+function formatValue(v: number): string {
   if (Number.isNaN(v)) return 'NaN';
   if (v === Infinity) return '+Inf';
   if (v === -Infinity) return '-Inf';
@@ -28,11 +28,6 @@ export function formatLabels(labels: Labels): string {
   let out = '';
   for (const k in labels) out += `${out ? ',' : '{'}${k}="${escapeLabel(String(labels[k]))}"`;
   return out ? `${out}}` : '';
-}
-
-/** One family: HELP, TYPE and a line per sample. */
-export function formatFamily(name: string, help: string, type: 'gauge' | 'counter', samples: readonly Sample[]): string {
-  return familyHeader(name, help, type) + formatSamples(name, samples, 0, samples.length);
 }
 
 export function familyHeader(name: string, help: string, type: 'gauge' | 'counter'): string {

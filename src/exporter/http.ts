@@ -17,7 +17,8 @@ export interface Routes {
   metricsGzip?(): Promise<readonly Buffer[]>;
   /** The status page; `query` is the request's query string (`units=bits`). */
   landing(query: URLSearchParams): string;
-  ready(): boolean;
+  /** Undefined when ready; otherwise why not (the 503 body says it). */
+  ready(): string | undefined;
   reload(): Promise<{ ok: true } | { ok: false; error: string }>;
   /** `--web.enable-lifecycle`: whether POST /-/reload may reload (403 otherwise), as in Prometheus. */
   readonly lifecycle: boolean;
@@ -57,8 +58,9 @@ export function buildApp(routes: Routes): express.Express {
   app.all('/', allow(['GET']), (req, res) => void res.type('html').send(routes.landing(new URL(req.url, 'http://x').searchParams)));
   app.all('/-/healthy', allow(['GET']), (_req, res) => void res.type('text/plain').send('Healthy\n'));
   app.all('/-/ready', allow(['GET']), (_req, res) => {
-    if (routes.ready()) res.type('text/plain').send('Ready\n');
-    else res.status(503).type('text/plain').send('Not ready\n');
+    const why = routes.ready();
+    if (why === undefined) res.type('text/plain').send('Ready\n');
+    else res.status(503).type('text/plain').send(`Not ready: ${why}\n`);
   });
   app.all('/-/reload', allow(['POST', 'PUT']), async (_req, res) => {
     if (!routes.lifecycle) return void res.status(403).type('text/plain').send('Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n');
@@ -101,14 +103,14 @@ export function listen(app: express.Express, addr: string, opts: ListenOptions =
   if (t) {
     const tlsServer = createHttpsServer({ ...SERVER_LIMITS, ...secureContextOptions(t), ...verifyFlags(t), handshakeTimeout: 10_000 }, handler);
     // Re-read the web config before each handshake, as the toolkit's GetConfigForClient does.
-    tlsServer.prependListener('connection', () => void web!.refresh());
-    web!.onChange((c) => {
+    tlsServer.prependListener('connection', () => void web.refresh());
+    web.onChange((c) => {
       if (!c.tls) return;
       tlsServer.setSecureContext(secureContextOptions(c.tls));
       Object.assign(tlsServer, verifyFlags(c.tls));
     });
     tlsServer.on('secureConnection', (socket: TLSSocket) => {
-      const refused = checkClientCertificate(web!.current.tls, socket);
+      const refused = checkClientCertificate(web.current.tls, socket);
       if (refused === undefined) return;
       opts.log?.debug({ remote: socket.remoteAddress, reason: refused }, 'TLS client refused');
       socket.destroy();

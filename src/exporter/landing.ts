@@ -4,7 +4,8 @@
  * predicted utilisation against headroom, predicted against measured with the drift coloured
  * against the tolerance, and the counter source drift comes from. Per flow: its prediction and,
  * for flows in an MXL domain, the measured grains and whether a writer holds it.
- * `?units=bits` shows rates in bits per second; metrics stay in bytes.
+ * Rates are in bits per second (what broadcast engineers budget in); `?units=bytes` shows bytes
+ * per second. Metrics stay in bytes.
  *
  * Per flow also its state from MXL domain evidence and its expectation.
  * Tables are lists of columns, so one more column is one more entry.
@@ -15,6 +16,7 @@ import { formatDataRate, formatDecimal, frameRateLabel, type RateUnits } from '.
 import type { FlowStatus } from '../predictions/expected.js';
 import type { FlowPrediction } from '../predictions/plan.js';
 import type { DirectionView, ExporterState, FlowMeasurementView, PortView } from './view.js';
+import { connectionsSection } from './landing-connections.js';
 
 export interface LandingOptions {
   readonly telemetryPath: string;
@@ -23,20 +25,20 @@ export interface LandingOptions {
   readonly now?: Date;
 }
 
-const esc = (s: string | number): string =>
+export const esc = (s: string | number): string =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const NONE = '<span class="none">—</span>';
+export const NONE = '<span class="none">—</span>';
 const pct = (r: number, signed = false): string => `${signed && r >= 0 ? '+' : ''}${(r * 100).toFixed(2)} %`;
-const cell = (html: string, cls = ''): string => `<td${cls ? ` class="${cls}"` : ''}>${html}</td>`;
+export const cell = (html: string, cls = ''): string => `<td${cls ? ` class="${cls}"` : ''}>${html}</td>`;
 
-interface Column<T> {
+export interface Column<T> {
   readonly header: string;
   readonly title?: string;
   readonly cell: (row: T) => string;
 }
 
-function table<T>(id: string, columns: readonly Column<T>[], rows: readonly T[], empty: string): string {
+export function table<T>(id: string, columns: readonly Column<T>[], rows: readonly T[], empty: string): string {
   const head = columns.map((c) => `<th${c.title ? ` title="${esc(c.title)}"` : ''}>${esc(c.header)}</th>`).join('');
   const body = rows.length
     ? rows.map((r) => `<tr>${columns.map((c) => c.cell(r)).join('')}</tr>`).join('\n')
@@ -58,7 +60,14 @@ const rate = (bytesPerSecond: number | undefined, units: RateUnits): string =>
   bytesPerSecond === undefined ? NONE : esc(formatDataRate(bytesPerSecond, units));
 
 const PORT_COLUMNS: readonly Column<PortRow>[] = [
-  { header: 'port', cell: ({ view }) => cell(`<b>${esc(`${view.device}/${view.port}`)}</b>${view.sampled?.attrs.netdev ? `<br><small>${esc(view.sampled.attrs.netdev)}</small>` : ''}`) },
+  {
+    header: 'port',
+    title: 'the RDMA port, its netdev and the provider profile its predictions use',
+    cell: ({ view }) => {
+      const small = [view.sampled?.attrs.netdev, view.plan?.port.provider.name].filter((x): x is string => Boolean(x)).map(esc).join(' · ');
+      return cell(`<b>${esc(`${view.device}/${view.port}`)}</b>${small ? `<br><small>${small}</small>` : ''}`);
+    },
+  },
   { header: 'dir', cell: ({ dir }) => cell(esc(dir.direction)) },
   {
     header: 'state',
@@ -79,11 +88,6 @@ const PORT_COLUMNS: readonly Column<PortRow>[] = [
     },
   },
   {
-    header: 'predicted wire',
-    title: 'what the flows bound here cost on the wire (the model)',
-    cell: ({ view, dir, units }) => cell(rate(view.plan?.totals[dir.direction]?.bytesPerSecond.wire, units)),
-  },
-  {
     header: 'utilisation',
     title: 'predicted wire / capacity, against the headroom',
     cell: ({ view, dir }) => {
@@ -91,18 +95,19 @@ const PORT_COLUMNS: readonly Column<PortRow>[] = [
       const cap = view.plan?.capacityBytesPerSecond;
       if (!t || !cap) return cell(NONE);
       const share = t.bytesPerSecond.wire / cap;
-      const headroom = view.plan!.port.headroom;
+      const headroom = view.plan.port.headroom;
       return cell(`${pct(share)}<br><small>headroom ${pct(headroom)}</small>`, share > headroom ? 'bad' : 'ok');
     },
   },
   {
     header: 'predicted',
-    title: 'the flows that count now (expected or live), at the layer the preferred counter measures',
+    title: 'the flows that count now (expected or live), at the layer drift compares with (the preferred counter\'s); the last line is their wire rate (with preamble, IFG and FCS). Utilisation counts every flow bound here at the wire',
     cell: ({ dir, units }) => {
       const t = dir.predicted;
       const layer = dir.bytes.find((m) => m.layer !== undefined)?.layer ?? 'l2';
       if (!t) return cell(NONE);
-      return cell(`${rate(t.bytesPerSecond[layer], units)} <small>${esc(layer)}</small><br>${esc(formatDecimal(t.packetsPerSecond, 'pkt/s'))}`);
+      const wire = layer === 'wire' ? '' : `<br><small>wire ${rate(t.bytesPerSecond.wire, units)}</small>`;
+      return cell(`${rate(t.bytesPerSecond[layer], units)} <small>${esc(layer)}</small><br>${esc(formatDecimal(t.packetsPerSecond, 'pkt/s'))}${wire}`);
     },
   },
   {
@@ -196,11 +201,20 @@ h1{margin:0 0 .2em}h2{margin-top:1.4em}
 table{border-collapse:collapse;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top;white-space:nowrap}
 th{background:#f2f2f2}small{color:#555}.none{color:#888}
 td.ok{background:#dff0d8}td.bad{background:#f8d7da;color:#721c24;font-weight:600}
-.note{background:#fff3cd;padding:8px;border:1px solid #e0c060}.meta{color:#444}
+.note{background:#fff3cd;padding:8px;border:1px solid #e0c060}
+.alarm{background:#f8d7da;color:#721c24;font-weight:600;padding:8px;border:1px solid #c66}.meta{color:#444}
 nav>a{margin-right:1em}.units a.current{font-weight:bold;text-decoration:none;color:#1b1b1b}`;
 
+/** An exporter without its bounded reader says so in red, first (README "Install"). */
+function readerAlarm(state: ExporterState): string {
+  const reader = state.sampler?.reader;
+  if (!reader || reader.mode === 'native') return '';
+  return `<p class="alarm" id="reader">Reads are not bounded: the native reader (native/build/libmfe-reader.so) is unavailable (${esc(reader.unavailable ?? 'unknown')}), ` +
+    'so every read runs on the event loop with no timeout and one hung read stops the exporter. Build it (npm run build) and ship it beside dist/ (scripts/stage.sh).</p>\n';
+}
+
 /** Seconds between reloads: the sampling interval, at least 2 s. */
-export const refreshSeconds = (intervalMs: number): number => Math.max(2, Math.ceil(intervalMs / 1000));
+const refreshSeconds = (intervalMs: number): number => Math.max(2, Math.ceil(intervalMs / 1000));
 
 export function landingPage(state: ExporterState, views: readonly PortView[], flows: readonly FlowMeasurementView[], opts: LandingOptions): string {
   const { units } = opts;
@@ -214,8 +228,8 @@ export function landingPage(state: ExporterState, views: readonly PortView[], fl
     return mine.find((f) => paths.has(f.domain)) ?? mine[0];
   };
   const flowRows = views.flatMap((v) => (v.plan?.flows ?? []).map((fp, i) => ({ fp, measured: measuredFor(fp.binding), status: v.flows[i], tolerance, units })));
-  const toggle = (['bytes', 'bits'] as const).map((u) => `<a href="?units=${u}"${u === units ? ' class="current"' : ''}>${u}</a>`).join(' · ');
-  const note = state.rdmaNote ? `<p class="note">${esc(state.rdmaNote)}</p>` : '';
+  const toggle = (['bits', 'bytes'] as const).map((u) => `<a href="?units=${u}"${u === units ? ' class="current"' : ''}>${u}</a>`).join(' · ');
+  const note = readerAlarm(state) + (state.rdmaNote ? `<p class="note">${esc(state.rdmaNote)}</p>` : '');
   const now = (opts.now ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${refresh}">
@@ -231,6 +245,7 @@ ${note}
 ${table('ports', PORT_COLUMNS, portRows, 'No ports configured or found.')}
 <h2>Flows</h2>
 ${table('flows', FLOW_COLUMNS, flowRows, 'No flows configured or found.')}
+${connectionsSection(state)}
 </body></html>
 `;
 }

@@ -41,7 +41,7 @@ function gcFunction(): (() => void) | null {
 function trimFunction(): Trim | null {
   if (trim !== undefined) return trim;
   try {
-    trim = loadKoffi().load('libc.so.6').func('int malloc_trim(size_t pad)') as unknown as Trim;
+    trim = loadKoffi().load('libc.so.6').func('int malloc_trim(size_t pad)');
   } catch {
     trim = null; // not glibc, or no koffi: nothing to trim with
   }

@@ -1,5 +1,6 @@
 /** What the exporter knows right now, per port and direction: predictions, measurements, drift. */
 import type { Config } from '../config/types.js';
+import type { ConnectionMonitor } from '../sources/restrack/monitor.js';
 import type { PortAssumptions } from '../health/assumptions.js';
 import type { DomainMonitor } from '../domain/monitor.js';
 import { measureFlow, type FlowMeasurement } from '../domain/measure.js';
@@ -8,7 +9,7 @@ import type { DirectionTotals, Planner, PortPlan } from '../predictions/plan.js'
 import type { Measurement, Sampler, SampledPort } from '../sampler/sampler.js';
 import { DIRECTIONS, type Direction, type Layer, type PortAttributes, type Quantity, portKey } from '../sources/types.js';
 
-export interface Drift {
+interface Drift {
   readonly quantity: Quantity;
   readonly ratio: number;
   readonly source: string;
@@ -16,7 +17,7 @@ export interface Drift {
 }
 
 /** Measured - predicted bytes per second at the layer (and from the source) drift uses. */
-export interface Unexplained {
+interface Unexplained {
   readonly bytesPerSecond: number;
   readonly layer: Layer;
 }
@@ -54,6 +55,8 @@ export interface ExporterState {
   readonly rdmaNote: string | undefined;
   /** Host assumptions per port ("device/port"): VLAN, PFC (README "Fabric health"). */
   readonly assumptions?: ReadonlyMap<string, PortAssumptions>;
+  /** RDMA connections from restrack (README "Connections"); absent when `connections.enabled` is false. */
+  readonly connections?: ConnectionMonitor;
 }
 
 export function attrsLookup(sampler: Sampler | undefined): (device: string, port: number) => PortAttributes | undefined {

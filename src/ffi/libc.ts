@@ -47,7 +47,7 @@ export function asInt(v: unknown, what: string): number {
 }
 
 /** koffi 3 returns pointers as bigint and NULL as null. */
-export function asPointer(v: unknown, what: string): bigint | null {
+function asPointer(v: unknown, what: string): bigint | null {
   if (v === null || v === undefined) return null;
   if (typeof v === 'bigint') return v === 0n ? null : v;
   if (typeof v === 'number') return v === 0 ? null : BigInt(v);
@@ -121,7 +121,7 @@ function bindLibc(koffi: Koffi, lib: KoffiLibrary): Libc {
       return name.subarray(0, nul < 0 ? name.length : nul).toString('utf8');
     },
     ioctlBuffer: (fd, request, buf, pointer) => {
-      const mem = koffi.alloc('uint8_t', Math.max(buf.length, 8));
+      const mem: unknown = koffi.alloc('uint8_t', Math.max(buf.length, 8));
       try {
         const native = new Uint8Array(koffi.view(mem, buf.length));
         native.set(buf);

@@ -1,12 +1,13 @@
 /** flock(2) and clock_gettime(2) through koffi, for MXL domain reads. */
 import { NativeLoadError, errorText, loadKoffi, asInt } from './libc.js';
+import { ERRNO } from './errno.js';
 
 // <sys/file.h>: LOCK_SH 1, LOCK_EX 2, LOCK_NB 4, LOCK_UN 8. <time.h>: CLOCK_TAI 11.
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
 const CLOCK_TAI = 11;
-const EWOULDBLOCK = 11;
+const EWOULDBLOCK = ERRNO.EWOULDBLOCK;
 
 export interface Posix {
   /**

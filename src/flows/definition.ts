@@ -10,8 +10,9 @@ import {
 } from '../model/index.js';
 import { Fields } from '../input/fields.js';
 import { InputError, type Problem, SourceText, type Position } from '../input/problems.js';
+import { NMOS_COMPONENT_FIELDS, NMOS_DID_SDID_FIELDS, NMOS_FLOW_FIELDS, NMOS_RATE_FIELDS } from './nmos.js';
 
-export type FlowMedia = VideoMedia | DataMedia | Omit<AudioMedia, 'grainDuration'>;
+type FlowMedia = VideoMedia | DataMedia | Omit<AudioMedia, 'grainDuration'>;
 
 export interface FlowDefinition {
   readonly id: string;
@@ -26,8 +27,8 @@ export interface FlowDefinition {
 }
 
 // FlowParser.cpp: MAX_WIDTH / MAX_HEIGHT ("sanity limits") and the 2x1 minimum.
-export const FRAME_WIDTH = { min: 2, max: 7680 } as const;
-export const FRAME_HEIGHT = { min: 1, max: 4320 } as const;
+const FRAME_WIDTH = { min: 2, max: 7680 } as const;
+const FRAME_HEIGHT = { min: 1, max: 4320 } as const;
 const INTERLACE_MODES = ['progressive', 'interlaced_tff', 'interlaced_bff'] as const;
 const INTERLACED_RATES = [rational(30000, 1001), rational(25)];
 const FORMAT_PREFIX = 'urn:x-nmos:format:';
@@ -37,6 +38,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Reads a flow definition mapping; problems are appended, undefined when it is unusable. */
 export function readFlow(f: Fields): FlowDefinition | undefined {
   const before = f.problems.length;
+  rejectNearMisses(f);
   const id = f.string('id', true);
   if (id !== undefined && !UUID.test(id)) f.report('id', `"${id}" is not a UUID`);
   const label = f.string('label', true);
@@ -49,6 +51,25 @@ export function readFlow(f: Fields): FlowDefinition | undefined {
     id: id.toLowerCase(), label, format, mediaType: media.mediaType, groupHints, media,
     file: f.src.file, position: f.src.positionOf(f.node),
   };
+}
+
+const RATE_KEYS = ['grain_rate', 'sample_rate'] as const;
+const LISTED_FIELDS: readonly (readonly [string, readonly string[]])[] = [['components', NMOS_COMPONENT_FIELDS], ['DID_SDID', NMOS_DID_SDID_FIELDS]];
+
+/** A typo of an NMOS field ("channel_cont") is an error naming the field, not an extension. */
+function rejectNearMisses(f: Fields): void {
+  f.rejectNearMisses(NMOS_FLOW_FIELDS);
+  for (const key of RATE_KEYS) {
+    const n = f.at(key);
+    if (f.isObject(n)) f.below(n, key).rejectNearMisses(NMOS_RATE_FIELDS);
+  }
+  for (const [key, fields] of LISTED_FIELDS) {
+    const n = f.at(key);
+    if (n === undefined || !f.src.tree.isSeq(n)) continue;
+    f.src.tree.items(n).forEach((item, i) => {
+      if (f.isObject(item)) f.below(item, key, i).rejectNearMisses(fields);
+    });
+  }
 }
 
 function readFormat(f: Fields): FlowDefinition['format'] | undefined {
@@ -136,10 +157,13 @@ function readGroupHints(f: Fields): string[] {
 
 /** NMOS parameter register: "<group-name>:<role-in-group>[:<group-scope>]", scope device or node. */
 function groupHintProblem(s: string): string | undefined {
-  const parts = s.split(':');
-  if (parts.length < 2 || parts.length > 3) return `"${s}" is not <group-name>:<role-in-group>[:device|node]`;
-  if (!parts[0] || !parts[1]) return `"${s}": group name and role must not be empty`;
-  if (parts.length === 3 && parts[2] !== 'device' && parts[2] !== 'node') return `"${s}": scope must be device or node`;
+  // Found by the colons, not split(): one of these per flow file, 10,000 at a load.
+  const a = s.indexOf(':');
+  const b = a < 0 ? -1 : s.indexOf(':', a + 1);
+  if (a < 0 || (b >= 0 && s.indexOf(':', b + 1) >= 0)) return `"${s}" is not <group-name>:<role-in-group>[:device|node]`;
+  const roleEnd = b < 0 ? s.length : b;
+  if (a === 0 || roleEnd === a + 1) return `"${s}": group name and role must not be empty`;
+  if (b >= 0 && !(s.length === b + 7 && s.endsWith('device')) && !(s.length === b + 5 && s.endsWith('node'))) return `"${s}": scope must be device or node`;
   return undefined;
 }
 

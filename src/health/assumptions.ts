@@ -8,7 +8,8 @@ import type { DcbReader, PfcState } from '../sources/dcb/reader.js';
 import { netdevLinksReads } from '../sources/netdev-links.js';
 import { type PortAttributes, portKey } from '../sources/types.js';
 import type { BoundedReads } from '../reads/bounded.js';
-import { type ReadProgram, answer, runSync } from '../reads/program.js';
+import { type ReadProgram, answer } from '../reads/program.js';
+import { readErrorText } from '../reads/errors.js';
 
 export interface PortAssumptions {
   readonly netdev: string | undefined;
@@ -37,12 +38,8 @@ function* assessNetdev(netdev: string, sysfsRoot: string, dcb: DcbReader | undef
   return { netdev, vlan, lowerNetdev: lower, pfc };
 }
 
-/** assessPortReads() here and now (`check`). */
-export const assessPort = (attrs: PortAttributes, sysfsRoot: string, dcb: DcbReader | undefined): PortAssumptions =>
-  runSync(assessPortReads(attrs, sysfsRoot, dcb));
-
 /** The reader's group of a port's assumption reads: a hung DCB read never stalls the port's counters. */
-export const assumptionsGroup = (attrs: PortAttributes): string => `assumptions ${portKey(attrs)}`;
+const assumptionsGroup = (attrs: PortAttributes): string => `assumptions ${portKey(attrs)}`;
 
 /** Every port's assumptions, kept until the next refresh. */
 export class HostAssumptions {
@@ -66,7 +63,7 @@ export class HostAssumptions {
       const o = outcomes[i]!;
       if (o.kind === 'done') next.set(key, o.value);
       else {
-        const error = o.kind === 'deferred' ? 'not read yet' : o.error;
+        const error = o.kind === 'deferred' ? 'not read yet' : readErrorText(o.error);
         next.set(key, this.current.get(key) ?? unread(attrs.netdev, error));
       }
     });

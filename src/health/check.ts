@@ -8,10 +8,11 @@ import { DcbNetlinkReader } from '../sources/dcb/reader.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/paths.js';
 import type { SampledPort } from '../sampler/sampler.js';
 import { portKey } from '../sources/types.js';
-import { assessPort, type PortAssumptions } from './assumptions.js';
+import { assessPortReads, type PortAssumptions } from './assumptions.js';
+import { runSync } from '../reads/program.js';
 import { healthSeries } from './vocabulary-series.js';
 
-export type HostVerdict = 'ok' | 'warn' | 'unknown';
+type HostVerdict = 'ok' | 'warn' | 'unknown';
 export interface HostFinding {
   readonly check: 'pfc' | 'ecn' | 'vlan';
   readonly verdict: HostVerdict;
@@ -28,7 +29,7 @@ export function assumptionsOnce(sysfsRoot: string, ports: readonly SampledPort[]
   const opened = sysfsRoot === DEFAULT_SYSFS_ROOT ? DcbNetlinkReader.open() : undefined;
   const dcb = opened && 'reader' in opened ? opened.reader : undefined;
   try {
-    return new Map(ports.map((p) => [portKey(p.ref), assessPort(p.attrs, sysfsRoot, dcb)]));
+    return new Map(ports.map((p) => [portKey(p.ref), runSync(assessPortReads(p.attrs, sysfsRoot, dcb))]));
   } finally {
     dcb?.close();
   }

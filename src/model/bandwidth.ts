@@ -78,7 +78,7 @@ interface UnitCost {
 const COST_KEYS = ['writes', 'packets', 'ackRequests', 'payload', 'l3', 'l2', 'wire'] as const;
 
 /** Packets per write: a zero-byte write is still one packet (RDMA WRITE Only). */
-export const writePackets = (bytes: bigint, perPacket: number): bigint => (bytes === 0n ? 1n : ceilDiv(bytes, BigInt(perPacket)));
+const writePackets = (bytes: bigint, perPacket: number): bigint => (bytes === 0n ? 1n : ceilDiv(bytes, BigInt(perPacket)));
 
 function unitCost(writes: readonly RdmaWrite[], profile: ProviderProfile, perPacket: number): UnitCost {
   let packets = 0n, ackRequests = 0n, payload = 0n, headers = 0n;

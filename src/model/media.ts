@@ -5,7 +5,7 @@
 import { type Rational, rational, mul, div, isInteger, scale, format, toNumber } from './rational.js';
 
 export const VIDEO_MEDIA_TYPES = ['video/v210', 'video/v210a'] as const;
-export type VideoMediaType = (typeof VIDEO_MEDIA_TYPES)[number];
+type VideoMediaType = (typeof VIDEO_MEDIA_TYPES)[number];
 export const DATA_MEDIA_TYPE = 'video/smpte291';
 
 /** MXL_DATA_FORMAT_GRAIN_SIZE (FlowParser.cpp): one VFS page per ancillary-data grain. */
@@ -101,7 +101,7 @@ export function audioGrain(a: AudioMedia): Grain {
   };
 }
 
-export const dataGrain = (d: DataMedia): Grain => ({
+const dataGrain = (d: DataMedia): Grain => ({
   unit: 'grain',
   payloadBytes: DATA_GRAIN_BYTES,
   rate: d.grainRate,
@@ -122,7 +122,7 @@ export function grainOf(media: MediaFlow): Grain {
 const COMMON_DURATIONS_US = [125, 250, 333, 500, 1000, 2000, 4000, 5000, 10000, 20000, 40000];
 
 /** Common durations giving whole samples, plus the two whole-sample durations nearest the request. */
-export function suggestDurations(sampleRate: Rational, wanted: Rational): string[] {
+function suggestDurations(sampleRate: Rational, wanted: Rational): string[] {
   const ok = COMMON_DURATIONS_US.map((us) => rational(BigInt(us), 1_000_000n)).filter((d) =>
     isInteger(mul(sampleRate, d)),
   );
@@ -134,9 +134,9 @@ export function suggestDurations(sampleRate: Rational, wanted: Rational): string
 }
 
 /** "48000" or "30000/1001". */
-export const formatRate = (r: Rational): string => (r.den === 1n ? `${r.num}` : format(r));
+const formatRate = (r: Rational): string => (r.den === 1n ? `${r.num}` : format(r));
 
-export function formatSeconds(d: Rational): string {
+function formatSeconds(d: Rational): string {
   const us = toNumber(d) * 1e6;
   if (us >= 1000) return `${+(us / 1000).toFixed(6)}ms`;
   return `${+us.toFixed(3)}us`;

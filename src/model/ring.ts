@@ -21,7 +21,7 @@ import { type Rational, rational, ceilDiv } from './rational.js';
 import { MediaError } from './media.js';
 
 /** MXL's default history duration: 200 ms (lib/internal/src/Instance.cpp:86). */
-export const MXL_DEFAULT_HISTORY_NS = 200_000_000n;
+const MXL_DEFAULT_HISTORY_NS = 200_000_000n;
 
 /**
  * The ring length MXL gives a new audio flow (Instance.cpp:260-272): twice the history

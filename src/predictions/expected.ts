@@ -40,13 +40,19 @@ export function counts(expect: Expect, state: FlowState): boolean {
   return state === 'live' || (state === 'unknown' && expect === 'always');
 }
 
-export function flowStatuses(flows: readonly FlowPrediction[], evidence: FlowEvidence | undefined): FlowStatus[] {
-  return flows.map((f) => {
-    const covering = evidence?.covering(f.binding) ?? [];
-    const state = evidence?.evidence(f.binding) ?? 'unknown';
-    const expect = resolveExpect(f.binding, covering);
-    return { ...f, state, covered: covering.length > 0, expect, counted: counts(expect, state) };
-  });
+/** Without domains a plan's statuses never change: made once per plan's flows (every view asks, every tick). */
+const unwatched = new WeakMap<readonly FlowPrediction[], readonly FlowStatus[]>();
+
+export function flowStatuses(flows: readonly FlowPrediction[], evidence: FlowEvidence | undefined): readonly FlowStatus[] {
+  if (evidence) return flows.map((f) => statusOf(f, evidence.covering(f.binding), evidence.evidence(f.binding) ?? 'unknown'));
+  let made = unwatched.get(flows);
+  if (!made) unwatched.set(flows, (made = flows.map((f) => statusOf(f, [], 'unknown'))));
+  return made;
+}
+
+function statusOf({ binding, prediction }: FlowPrediction, covering: readonly DomainConfig[], state: FlowState): FlowStatus {
+  const expect = resolveExpect(binding, covering);
+  return { binding, prediction, state, covered: covering.length > 0, expect, counted: counts(expect, state) };
 }
 
 /** Per plan, direction and counted set seen lately, the totals (exact sums are not free). */
@@ -59,15 +65,22 @@ const MEMO_LIMIT = 64;
  * `flowStatuses(plan.flows, ...)`, in the plan's order.
  */
 export function countedTotals(plan: PortPlan, statuses: readonly FlowStatus[], direction: Direction): DirectionTotals | undefined {
-  const counted = statuses.filter((s) => s.counted);
-  const key = `${direction} ${statuses.flatMap((s, i) => (s.counted ? [i] : [])).join(',')}`;
+  const key = countedKey(statuses, direction);
   let seen = memo.get(plan);
-  if (!seen) memo.set(plan, (seen = new Map()));
+  if (!seen) memo.set(plan, (seen = new Map<string, DirectionTotals | undefined>()));
   if (seen.has(key)) return seen.get(key);
-  const totals = totalsFor(counted, direction, plan.mtu !== undefined);
+  const totals = totalsFor(statuses.filter((s) => s.counted), direction, plan.mtu !== undefined);
   if (seen.size >= MEMO_LIMIT) seen.clear();
   seen.set(key, totals);
   return totals;
+}
+
+/** The direction and which of the plan's flows count: `all` when every one does (most ticks), else their indices. */
+function countedKey(statuses: readonly FlowStatus[], direction: Direction): string {
+  if (statuses.every((s) => s.counted)) return `${direction} all`;
+  const counted: number[] = [];
+  for (let i = 0; i < statuses.length; i++) if (statuses[i]!.counted) counted.push(i);
+  return `${direction} ${counted.join(',')}`;
 }
 
 export interface Culprit {
@@ -88,9 +101,21 @@ export function likelyCulprits(statuses: readonly FlowStatus[], direction: Direc
   const side = mine.filter((s) => s.counted === unexplained < 0);
   const pool = side.length > 0 ? side : mine;
   const target = Math.abs(unexplained);
-  return pool
-    .map((s) => ({ binding: s.binding, bytesPerSecond: toNumber(s.prediction!.bytesPerSecond[layer]) }))
-    .sort((a, b) => Math.abs(a.bytesPerSecond - target) - Math.abs(b.bytesPerSecond - target) || a.binding.flow.id.localeCompare(b.binding.flow.id))
-    .slice(0, n)
-    .map((c, i) => ({ rank: i + 1, ...c }));
+  const closer = (a: Candidate, b: Candidate): number => Math.abs(a.bytesPerSecond - target) - Math.abs(b.bytesPerSecond - target) || a.binding.flow.id.localeCompare(b.binding.flow.id);
+  return firstN(pool.map((s) => ({ binding: s.binding, bytesPerSecond: toNumber(s.prediction!.bytesPerSecond[layer]) })), n, closer).map((c, i) => ({ rank: i + 1, ...c }));
+}
+
+type Candidate = Omit<Culprit, 'rank'>;
+
+/** `xs.sort(order).slice(0, n)` (stable: equals keep their order) without sorting all of them: a port may carry thousands. */
+function firstN<T>(xs: readonly T[], n: number, order: (a: T, b: T) => number): T[] {
+  const best: T[] = [];
+  for (const x of xs) {
+    if (best.length === n && order(x, best[n - 1]!) >= 0) continue;
+    let at = best.length;
+    while (at > 0 && order(x, best[at - 1]!) < 0) at--;
+    best.splice(at, 0, x);
+    if (best.length > n) best.pop();
+  }
+  return best;
 }

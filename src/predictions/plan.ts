@@ -3,10 +3,14 @@
  * `mtu: auto` and `capacity: auto` resolve from the port's attributes; plans
  * are cached per port until its MTU changes.
  */
+import { loopTurn } from '../event-loop.js';
 import { type Mtu, type Prediction, type ProviderProfile, type Rational, type ReversePrediction, LAYERS, type Layer, predict, toNumber, ZERO, add, scale } from '../model/index.js';
 import { type FlowDefinition, mediaOf } from '../flows/definition.js';
 import type { Config, FlowBinding, PortConfig } from '../config/types.js';
 import { bindingKey, portKey } from '../config/types.js';
+
+/** A port only a discovered binding names gets the top-level headroom; config/load.ts's default when none was read. */
+const DEFAULT_HEADROOM = 0.9;
 import type { Direction, PortAttributes } from '../sources/types.js';
 
 export interface FlowPrediction {
@@ -31,7 +35,7 @@ export interface PortPlan {
   readonly totals: Readonly<Record<Direction, DirectionTotals | undefined>>;
 }
 
-export function resolveMtu(port: PortConfig, attrs: PortAttributes | undefined): Pick<PortPlan, 'mtu' | 'mtuFrom'> {
+function resolveMtu(port: PortConfig, attrs: PortAttributes | undefined): Pick<PortPlan, 'mtu' | 'mtuFrom'> {
   if (port.mtu !== 'auto') return { mtu: port.mtu, mtuFrom: 'config' };
   if (attrs?.activeIbMtu !== undefined) return { mtu: { kind: 'ib', bytes: attrs.activeIbMtu }, mtuFrom: 'port' };
   return { mtu: undefined, mtuFrom: 'unknown' };
@@ -84,7 +88,7 @@ const bigintText = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ?
 
 function predictionFor(binding: FlowBinding, mtu: Mtu): Prediction {
   let byKey = predictions.get(binding.provider);
-  if (byKey === undefined) predictions.set(binding.provider, (byKey = new Map()));
+  if (byKey === undefined) predictions.set(binding.provider, (byKey = new Map<string, Prediction>()));
   let media = mediaKeys.get(binding.flow);
   if (media === undefined) mediaKeys.set(binding.flow, (media = JSON.stringify(binding.flow.media, bigintText)));
   const transfer = binding.transfer ? JSON.stringify(binding.transfer, bigintText) : '';
@@ -112,16 +116,35 @@ export class Planner {
   /** Goes up whenever a plan is rebuilt: text made from plans can be kept while it stays. */
   version = 0;
 
+  /** The config's ports, and those only a discovered binding names (a `bind: auto` flow's connection). */
+  private ports: readonly PortConfig[];
+
   constructor(readonly config: Config) {
     this.bindings = config.flows;
+    this.ports = config.ports;
   }
 
   /** Flows discovered in MXL domains join the configured ones; a configured binding wins. */
   setDiscovered(discovered: readonly FlowBinding[]): void {
     const configured = new Set(this.config.flows.map(bindingKey));
     this.bindings = [...this.config.flows, ...discovered.filter((b) => !configured.has(bindingKey(b)))];
+    const listed = new Set(this.config.ports.map(portKey));
+    const implied = new Map<string, PortConfig>();
+    for (const b of discovered) {
+      if (listed.has(portKey(b)) || implied.has(portKey(b))) continue;
+      implied.set(portKey(b), {
+        device: b.device, port: b.port, provider: b.provider, mtu: 'auto', capacityBitsPerSecond: 'auto',
+        headroom: this.config.headroom ?? DEFAULT_HEADROOM, declared: false,
+      });
+    }
+    this.ports = [...this.config.ports, ...implied.values()];
     this.cache.clear();
     this.version++;
+  }
+
+  /** Every port planned: configured, implied by a flow, or where a connection put a discovered flow. */
+  planned(): readonly PortConfig[] {
+    return this.ports;
   }
 
   allBindings(): readonly FlowBinding[] {
@@ -149,14 +172,14 @@ export class Planner {
    * scrape after a reload of 10,000 flows finds them made (plans() would make them in one go).
    */
   async prepare(attrsOf: (device: string, port: number) => PortAttributes | undefined): Promise<void> {
-    for (const port of this.config.ports) {
+    for (const port of this.ports) {
       this.planOf(port, attrsOf(port.device, port.port));
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await loopTurn();
     }
   }
 
   plans(attrsOf: (device: string, port: number) => PortAttributes | undefined): PortPlan[] {
-    return this.config.ports.map((port) => this.planOf(port, attrsOf(port.device, port.port)));
+    return this.ports.map((port) => this.planOf(port, attrsOf(port.device, port.port)));
   }
 
   private planOf(port: PortConfig, attrs: PortAttributes | undefined): PortPlan {

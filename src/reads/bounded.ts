@@ -15,7 +15,10 @@
  * Without libmfe-reader (not built) the programs run directly on the event loop, unbounded;
  * `mode` says so, for the log and mxl_fabric_exporter_reads_bounded.
  */
+import { SerialQueue } from '../serial.js';
 import { closeSync } from 'node:fs';
+import { ERRNO } from '../ffi/errno.js';
+import type { ReadError } from './errors.js';
 import { NativeLoadError } from '../ffi/libc.js';
 import { NOT_RUN, OpBatch, Results, concat, outputBuffer } from './ops.js';
 import { runDirect } from './direct.js';
@@ -26,18 +29,46 @@ export interface Job<T> {
   /** Programs of one group (a port) are blamed and skipped together. */
   readonly group: string;
   readonly program: ReadProgram<T>;
+  /** Told the job's outcome when its run ends (Pending keeps it). */
+  settle?(outcome: Outcome<T>): void;
+}
+
+/**
+ * A job whose outcome is reached through it rather than by its index in the run: yield a list of
+ * these, then read each one's `outcome`, typed.
+ */
+export class Pending<T> implements Job<T> {
+  private settled: Outcome<T> | undefined;
+
+  constructor(readonly group: string, readonly program: ReadProgram<T>) {}
+
+  settle(outcome: Outcome<T>): void {
+    this.settled = outcome;
+  }
+
+  /** Throws before its run has ended (a bug: the outcome was read too early). */
+  get outcome(): Outcome<T> {
+    if (this.settled === undefined) throw new Error(`read job of ${this.group} read before its run ended`);
+    return this.settled;
+  }
+
+  /** The value when the job is done, else undefined. */
+  get value(): T | undefined {
+    const o = this.outcome;
+    return o.kind === 'done' ? o.value : undefined;
+  }
 }
 
 export type Outcome<T> =
   | { readonly kind: 'done'; readonly value: T }
   /** A read of this group blocked past the timeout in this run (`fresh`), or still has not returned. */
-  | { readonly kind: 'blocked'; readonly fresh: boolean; readonly error: string }
+  | { readonly kind: 'blocked'; readonly fresh: boolean; readonly error: ReadError }
   /** Not read: every reader thread is blocked in the kernel, or the reader is closed. */
-  | { readonly kind: 'paused'; readonly error: string }
+  | { readonly kind: 'paused'; readonly error: ReadError }
   /** Not read this run: its retries went to other groups' timeouts or a thread's death. */
   | { readonly kind: 'deferred' }
   /** The program itself threw (a bug, not a read): its message. */
-  | { readonly kind: 'failed'; readonly error: string };
+  | { readonly kind: 'failed'; readonly error: ReadError };
 
 export interface BoundedReadsOptions {
   /** A request that completes no op for this long is stuck. */
@@ -56,7 +87,17 @@ export interface BoundedReadsOptions {
   readonly onThreadLost?: (info: { readonly running: boolean }) => void;
 }
 
-export const DEFAULT_MAX_THREADS = 4;
+const DEFAULT_MAX_THREADS = 4;
+
+interface Encoding {
+  readonly batches: readonly OpBatch[];
+  readonly request: Buffer;
+  readonly ops: number;
+  readonly outputBytes: number;
+}
+
+/** Encodings kept for reuse: a tick's requests (ports; the ticks between stats of a set's directory) and the connections'. */
+const KEEP_ENCODINGS = 4;
 
 /** What a reader's users hear about (the sampler and the daemon each subscribe). */
 export interface ReadListener {
@@ -64,7 +105,7 @@ export interface ReadListener {
   recovered?(group: string): void;
   threadLost?(info: { readonly running: boolean }): void;
   /** Every reader thread is blocked: nothing is read until one returns (said once, until then). */
-  paused?(info: { readonly blockedThreads: number; readonly error: string }): void;
+  paused?(info: { readonly blockedThreads: number; readonly error: ReadError }): void;
 }
 
 type Executed =
@@ -73,7 +114,7 @@ type Executed =
   | { readonly kind: 'stuck'; readonly at: number; readonly results: readonly Results[]; readonly batchId: number }
   /** The thread died after `at` ops; nobody is to blame. */
   | { readonly kind: 'crashed'; readonly at: number; readonly results: readonly Results[] }
-  | { readonly kind: 'paused'; readonly error: string };
+  | { readonly kind: 'paused'; readonly error: ReadError };
 
 interface Blocked {
   /** The abandoned request whose thread is still in the kernel; undefined once it returned. */
@@ -99,8 +140,9 @@ export class BoundedReads {
   private readonly trusted = new Set<string>();
   private readonly abandoned = new Map<number, string>();
   private readonly waiting = new Map<number, (e: 'done' | 'crashed') => void>();
-  private queue: Promise<unknown> = Promise.resolve();
-  private lastEncoding: { readonly batches: readonly OpBatch[]; readonly request: Buffer; readonly ops: number; readonly outputBytes: number } | undefined;
+  private readonly queue = new SerialQueue();
+  /** The last requests' encodings, most recent first. */
+  private readonly encodings: Encoding[] = [];
   private closed = false;
   private readonly listeners = new Set<ReadListener>();
   private pausedSaid = false;
@@ -163,11 +205,13 @@ export class BoundedReads {
     this.trusted.delete(group);
   }
 
-  /** Runs the jobs (after any run still going); one outcome per job, in order. */
+  /** Runs the jobs (after any run still going); one outcome per job, in order, and each job settled with its own. */
   run<T>(jobs: readonly Job<T>[]): Promise<Outcome<T>[]> {
-    const next = this.queue.then(() => this.runNow(jobs));
-    this.queue = next.catch(() => undefined);
-    return next;
+    return this.queue.run(async () => {
+      const outcomes = await this.runNow(jobs);
+      jobs.forEach((j, i) => j.settle?.(outcomes[i]!));
+      return outcomes;
+    });
   }
 
   /** Stops the idle threads; one still in a call goes when its call returns. */
@@ -193,7 +237,7 @@ export class BoundedReads {
       try {
         step = results === undefined ? job.program.next() : job.program.next(results);
       } catch (e) {
-        out[j] = { kind: 'failed', error: e instanceof Error ? e.message : String(e) };
+        out[j] = { kind: 'failed', error: { code: 'THREW', op: 'run', detail: e instanceof Error ? e.message : String(e) } };
         return;
       }
       if (step.done) {
@@ -215,7 +259,7 @@ export class BoundedReads {
     while (live.length > 0) {
       const round = this.trustedFirst(live, jobs);
       live = [];
-      const r = this.closed ? ({ kind: 'paused', error: 'EAGAIN: the reader is closed' } as const) : await this.execute(round.map((l) => l.batch));
+      const r = this.closed ? ({ kind: 'paused', error: CLOSED } as const) : await this.execute(round.map((l) => l.batch));
       if (r.kind === 'done') {
         round.forEach((l, k) => advance(l.job, r.results[k]));
         continue;
@@ -245,7 +289,7 @@ export class BoundedReads {
         const results = r.results[k]!;
         if (jobs[l.job]!.group === blame) {
           closeOpened(l.batch, results);
-          end(l, { kind: 'blocked', fresh: true, error: `ETIMEDOUT: read blocked for more than ${this.timeoutMs} ms` });
+          end(l, { kind: 'blocked', fresh: true, error: { code: 'ETIMEDOUT', op: 'read', detail: `read blocked for more than ${this.timeoutMs} ms` } });
         } else if (span[1] <= r.at) {
           advance(l.job, results);
         } else if (stalls >= (this.opts.maxStallsPerRun ?? 3)) {
@@ -277,9 +321,9 @@ export class BoundedReads {
     const sub = this.threads.submit(enc.request, enc.ops);
     if (!sub.ok) {
       const stats = this.threads.stats();
-      const error = sub.errno === 11
-        ? `EAGAIN: ${stats.blocked} reader threads are blocked in the kernel; reads pause until one returns`
-        : `errno ${sub.errno}: the reader refused the request`;
+      const error: ReadError = sub.errno === ERRNO.EAGAIN
+        ? { code: 'EAGAIN', op: 'submit', detail: `${stats.blocked} reader threads are blocked in the kernel; reads pause until one returns` }
+        : { code: `errno ${sub.errno}`, op: 'submit', detail: 'the reader refused the request' };
       return { kind: 'paused', error };
     }
     return this.await(sub.id, batches, enc.ops, enc.outputBytes);
@@ -337,12 +381,17 @@ export class BoundedReads {
     return this.out.subarray(0, bytes);
   }
 
-  /** Requests of the same batches (by identity) reuse their encoding: the steady tick is one copy. */
-  private encode(batches: readonly OpBatch[]): { readonly request: Buffer; readonly ops: number; readonly outputBytes: number } {
-    const last = this.lastEncoding;
-    if (last && last.batches.length === batches.length && last.batches.every((b, i) => b === batches[i])) return last;
-    this.lastEncoding = { batches, ...concat(batches) };
-    return this.lastEncoding;
+  /**
+   * Requests of the same batches (by identity) reuse their encoding: the steady tick is no copy.
+   * A few are kept, as the sampler's and the connections' requests take turns on one reader.
+   */
+  private encode(batches: readonly OpBatch[]): Encoding {
+    const same = (e: Encoding): boolean => e.batches.length === batches.length && e.batches.every((b, i) => b === batches[i]);
+    const k = this.encodings.findIndex(same);
+    const e = k >= 0 ? this.encodings.splice(k, 1)[0]! : { batches, ...concat(batches) };
+    this.encodings.unshift(e);
+    if (this.encodings.length > KEEP_ENCODINGS) this.encodings.pop();
+    return e;
   }
 
   private event(event: ReaderEvent, id: number): void {
@@ -383,7 +432,8 @@ export class BoundedReads {
 /** An output buffer this large is kept whatever the request (32 ports' largest tick request: 430 KB). */
 const KEEP_OUTPUT_BYTES = 512 * 1024;
 
-export const SKIPPED = 'ETIMEDOUT: skipped while an earlier read of this port is still blocked';
+const SKIPPED: ReadError = { code: 'ETIMEDOUT', op: 'read', detail: 'skipped while an earlier read of this port is still blocked' };
+const CLOSED: ReadError = { code: 'EAGAIN', op: 'submit', detail: 'the reader is closed' };
 
 /** One Results view per batch of a concatenated request (ops that never ran say NOT_RUN). */
 function views(out: Buffer, batches: readonly OpBatch[], ops: number, lease: { readonly generation: number }): Results[] {

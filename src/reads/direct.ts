@@ -4,9 +4,11 @@
  * libmfe-reader is missing, where nothing bounds a read that blocks.
  */
 import * as fs from 'node:fs';
-import { type Op, OpBatch, Results, STAT_BYTES, layoutOutput, outputBuffer } from './ops.js';
-import { loadLibc } from '../ffi/libc.js';
-import { loadPosix } from '../ffi/posix.js';
+import { ELIBACC, NOT_A_COUNTER, type Op, OpBatch, Results, STAT_BYTES, concat, layoutOutput, outputBuffer } from './ops.js';
+import { parseCounterBytes } from '../sources/sysfs/parse.js';
+import { ERRNO } from '../ffi/errno.js';
+import { NativeLoadError, loadLibc } from '../ffi/libc.js';
+import { runOnThisThread } from './native.js';
 
 const O_CLOEXEC = 0o2000000;
 
@@ -43,6 +45,8 @@ function runOp(op: Op, out: Buffer, at: number): Done {
     switch (op.kind) {
       case 'pread':
         return bytes(fs.readSync(op.fd, out, at, op.max, op.offset));
+      case 'preadCounter':
+        return preadCounter(op.fd, out, at, op.max);
       case 'read':
         return bytes(fs.readSync(op.fd, out, at, op.max, null));
       case 'readFile':
@@ -63,8 +67,6 @@ function runOp(op: Op, out: Buffer, at: number): Done {
       }
       case 'open':
         return { status: fs.openSync(op.path, op.flags | O_CLOEXEC), len: 0 };
-      case 'flockProbe':
-        return { status: loadPosix().writerHoldsLock(op.fd) ? 1 : 0, len: 0 };
       case 'send':
         return sendDirect(op.fd, op.bytes);
       case 'recv':
@@ -73,10 +75,29 @@ function runOp(op: Op, out: Buffer, at: number): Done {
         return netlinkTransactDirect(op.fd, op.bytes, out, at, op.max);
       case 'ioctl':
         return ioctlDirect(op, out, at);
+      case 'verbsOpen':
+      case 'verbsQueryPort':
+      case 'verbsQueryGids':
+        return inReaderLibrary(op, out, at);
     }
   } catch (e) {
     return failed(e);
   }
+}
+
+const U64_MAX = 2n ** 64n - 1n;
+
+/** The native op's logic (op_pread_counter): the value as a u64 at `at`, or EILSEQ and the text. */
+function preadCounter(fd: number, out: Buffer, at: number, max: number): Done {
+  const n = fs.readSync(fd, out, at, max, 0);
+  const v = parseCounterBytes(out, at, at + n);
+  if (v === undefined || (typeof v === 'bigint' && v > U64_MAX)) return { status: NOT_A_COUNTER, len: n };
+  if (typeof v === 'bigint') out.writeBigUInt64LE(v, at);
+  else {
+    out.writeUInt32LE(v % 2 ** 32, at);
+    out.writeUInt32LE(Math.floor(v / 2 ** 32), at + 4);
+  }
+  return { status: n, len: 8 };
 }
 
 function readFile(path: string, flags: number, out: Buffer, at: number, max: number): Done {
@@ -99,7 +120,7 @@ function readDir(path: string, out: Buffer, at: number, max: number): Done {
   let count = 0;
   for (const name of fs.readdirSync(path)) {
     const n = Buffer.byteLength(name) + 1;
-    if (len + n > max) return { status: -105, len }; // ENOBUFS
+    if (len + n > max) return { status: -ERRNO.ENOBUFS, len };
     out.write(name, at + len, 'utf8');
     out[at + len + n - 1] = 0;
     len += n;
@@ -120,14 +141,14 @@ function netlinkTransactDirect(fd: number, req: Uint8Array, out: Buffer, at: num
   const seq = Buffer.from(req.buffer, req.byteOffset, req.byteLength).readUInt32LE(8);
   const sent = libc.send(fd, req);
   if (sent < 0) return { status: -libc.errno(), len: 0 };
-  if (sent !== req.byteLength) return { status: -5, len: 0 }; // EIO
+  if (sent !== req.byteLength) return { status: -ERRNO.EIO, len: 0 };
   let len = 0;
   for (let d = 0; d < 4096; d++) {
-    if (max - len < 4) return { status: -105, len }; // ENOBUFS
+    if (max - len < 4) return { status: -ERRNO.ENOBUFS, len };
     const room = out.subarray(at + len + 4, at + max);
     const n = libc.recv(fd, room, 0x20); // MSG_TRUNC
     if (n < 0) return { status: -libc.errno(), len };
-    if (n > room.length) return { status: -105, len };
+    if (n > room.length) return { status: -ERRNO.ENOBUFS, len };
     out.writeUInt32LE(n, at + len);
     const dg = out.subarray(at + len + 4, at + len + 4 + n);
     len += 4 + n;
@@ -138,21 +159,44 @@ function netlinkTransactDirect(fd: number, req: Uint8Array, out: Buffer, at: num
       m += (mlen + 3) & ~3;
     }
   }
-  return { status: -71, len }; // EPROTO
+  return { status: -ERRNO.EPROTO, len };
 }
 
 /** The native op's logic (op MFR_IOCTL): the argument copied into the output, the ioctl on it. */
 function ioctlDirect(op: Extract<Op, { kind: 'ioctl' }>, out: Buffer, at: number): Done {
   const buf = out.subarray(at, at + op.max);
   buf.set(op.arg.subarray(0, op.max));
-  if (op.pointer && !pointerFits(op.pointer, op.max)) return { status: -22, len: 0 }; // EINVAL
+  if (op.pointer && !pointerFits(op.pointer, op.max)) return { status: -ERRNO.EINVAL, len: 0 };
   const status = loadLibc().ioctlBuffer(op.fd, op.request, buf, op.pointer);
   return { status, len: status < 0 ? 0 : op.max };
 }
 
 /** A pointer fixup stays inside the op's buffer: 8 bytes at `at`, a target at or before its end. */
-export const pointerFits = (p: { readonly at: number; readonly to: number }, max: number): boolean =>
+const pointerFits = (p: { readonly at: number; readonly to: number }, max: number): boolean =>
   p.at + 8 <= max && p.to <= max;
+
+/**
+ * libibverbs ops run by the reader library's own code on this thread (one implementation, in C);
+ * without the library they fail as if libibverbs were missing, with the reason as their output.
+ */
+function inReaderLibrary(op: Op, out: Buffer, at: number): Done {
+  const batch = new OpBatch([op]);
+  const { request } = concat([batch]);
+  const tmp = outputBuffer(batch.outputBytes);
+  let n: number;
+  try {
+    n = runOnThisThread(request, 1, tmp);
+  } catch (e) {
+    if (!(e instanceof NativeLoadError)) throw e;
+    const why = Buffer.from(`libibverbs is read through the reader library, which is not available: ${e.message}`);
+    return { status: ELIBACC, len: why.copy(out, at, 0, Math.min(why.length, batch.outputBytes - 16)) };
+  }
+  if (n < 0) return { status: n, len: 0 };
+  const r = new Results(tmp, 1);
+  const [s, e] = r.span(0);
+  tmp.copy(out, at, s, e);
+  return { status: r.status(0), len: e - s };
+}
 
 function recvDirect(fd: number, out: Buffer, at: number, max: number): Done {
   const libc = loadLibc();

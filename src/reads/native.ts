@@ -9,7 +9,7 @@ import { type KoffiLibrary, NativeLoadError, asInt, errorText, loadKoffi } from 
 
 /** Built by `npm run build` (make -C native reader); the same path from src/ and dist/. */
 export const READER_LIBRARY = fileURLToPath(new URL('../../native/build/libmfe-reader.so', import.meta.url));
-const ABI_VERSION = 1;
+const ABI_VERSION = 3;
 
 /** mfe-reader.h enum mfr_state, and abandoned (the caller gave the batch up). */
 export type BatchState = 'running' | 'done' | 'crashed';
@@ -43,6 +43,8 @@ interface Binding {
   readonly stats: Fn;
   readonly close: Fn;
   readonly testKillIdle: Fn;
+  readonly runSync: Fn;
+  readonly verbsClose: Fn;
 }
 
 const bindings = new Map<string, Binding | NativeLoadError>();
@@ -65,6 +67,8 @@ function bind(file: string): Binding {
         stats: lib.func('void mfr_stats(void *r, void *out)'),
         close: lib.func('void mfr_close(void *r)'),
         testKillIdle: lib.func('int mfr_test_kill_idle(void *r)'),
+        runSync: lib.func('int64_t mfr_run_sync(const uint8_t *request, uint32_t len, uint32_t n, void *out, uint64_t out_len)'),
+        verbsClose: lib.func('int mfr_verbs_close(uint32_t handle)'),
       };
     } catch (e) {
       b = e instanceof NativeLoadError ? e : new NativeLoadError(file, errorText(e));
@@ -73,6 +77,23 @@ function bind(file: string): Binding {
   }
   if (b instanceof NativeLoadError) throw b;
   return b;
+}
+
+/**
+ * A request run on this thread by the library's own op code (the direct executor's libibverbs
+ * ops, so that they are written once, in C): bytes written to `out` (8-aligned), or -errno.
+ * Throws NativeLoadError without the library.
+ */
+export function runOnThisThread(request: Buffer, ops: number, out: Buffer, library = READER_LIBRARY): number {
+  return asInt(bind(library).runSync(request, request.length, ops, out, out.length), 'mfr_run_sync');
+}
+
+/**
+ * Lets go of a device a verbsOpen op opened: closed now, or when the last query still using it
+ * returns (a thread given up inside ibv_query_port). 0, or -EBADF for a handle not open.
+ */
+export function closeVerbsDevice(handle: number, library = READER_LIBRARY): number {
+  return asInt(bind(library).verbsClose(handle), 'mfr_verbs_close');
 }
 
 export type Submitted = { readonly ok: true; readonly id: number } | { readonly ok: false; readonly errno: number };

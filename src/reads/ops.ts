@@ -8,11 +8,17 @@
  * run_op() (native/reader/mfe-reader.c) and in runOp() (direct.ts), and, when its output has a
  * new shape, an accessor on Results.
  */
-import { constants as osConstants } from 'node:os';
+import { ERRNO, errnoName } from '../ffi/errno.js';
+import { type ReadError, readErrorText, statusError } from './errors.js';
 
 export type Op =
   /** pread(2) at `offset`: a sysfs attribute runs its show() again at offset 0. */
   | { readonly kind: 'pread'; readonly fd: number; readonly offset: number; readonly max: number }
+  /**
+   * pread(2) at 0 of a counter's text, parsed by the reader ("%llu\n"; parseCounterBytes() is the
+   * same rule): Results.counterLow()/counterHigh() of the u64, or EILSEQ with the text as output.
+   */
+  | { readonly kind: 'preadCounter'; readonly fd: number; readonly max: number }
   /** read(2) of a stream (a FIFO): no offset. */
   | { readonly kind: 'read'; readonly fd: number; readonly max: number }
   /** open(O_RDONLY|O_NONBLOCK|flags), read to EOF or `max`, close. */
@@ -24,8 +30,6 @@ export type Op =
   | { readonly kind: 'stat'; readonly path: string }
   /** open(2) (O_CLOEXEC is added): the descriptor, owned by the caller from then on. */
   | { readonly kind: 'open'; readonly path: string; readonly flags: number }
-  /** MXL's writer test: flock(LOCK_EX|LOCK_NB), released at once. 0 free, 1 held. */
-  | { readonly kind: 'flockProbe'; readonly fd: number }
   /** send(2) on a connected socket (netlink). */
   | { readonly kind: 'send'; readonly fd: number; readonly bytes: Uint8Array }
   /** recv(2) of one datagram, MSG_TRUNC: the status is its full length. */
@@ -40,6 +44,16 @@ export type Op =
    * ioctl(fd, request, buf) where buf starts as a copy of `arg` (`max` bytes); `pointer` stores
    * the address of buf[to] at buf[at] first (struct ifreq's ifr_data -> an ethtool struct).
    */
+  /**
+   * libibverbs, loaded by the reader library on first use (native/reader/verbs.c): every listed
+   * device opened (ibv_get_device_list, ibv_open_device, ibv_query_device), one record each
+   * (src/sources/verbs/layout.ts decodeVerbsDevices). A device is then named by its handle.
+   */
+  | { readonly kind: 'verbsOpen' }
+  /** ibv_query_port: the 48-byte compat struct (zero to 56), and ibv_query_port_speed with `speed`. */
+  | { readonly kind: 'verbsQueryPort'; readonly device: number; readonly port: number; readonly speed: boolean }
+  /** The port's valid GID entries (32 bytes each), with room for `entries` (the device's whole table). */
+  | { readonly kind: 'verbsQueryGids'; readonly device: number; readonly port: number; readonly entries: number }
   | {
       readonly kind: 'ioctl';
       readonly fd: number;
@@ -49,26 +63,41 @@ export type Op =
       readonly pointer?: { readonly at: number; readonly to: number };
     };
 
-export type OpKind = Op['kind'];
+type OpKind = Op['kind'];
 
-export const KIND: Readonly<Record<OpKind, number>> = {
-  pread: 1, read: 2, readFile: 3, readDir: 4, readLink: 5, stat: 6, open: 7, flockProbe: 8, send: 9, recv: 10, ioctl: 11,
-  netlinkTransact: 12,
+const KIND: Readonly<Record<OpKind, number>> = {
+  pread: 1, read: 2, readFile: 3, readDir: 4, readLink: 5, stat: 6, open: 7, send: 9, recv: 10, ioctl: 11,
+  netlinkTransact: 12, verbsOpen: 13, verbsQueryPort: 14, verbsQueryGids: 15, preadCounter: 16,
 };
 
-export const OP_BYTES = 48;
-export const RESULT_BYTES = 16;
+/** -EILSEQ: a preadCounter's text is not a counter (its output is the text). */
+export const NOT_A_COUNTER = -ERRNO.EILSEQ;
+
+/** mfe-reader.h: struct mfr_verbs_device, and the room MFR_VERBS_OPEN gets (256 devices). */
+export const VERBS_DEVICE_BYTES = 96;
+const VERBS_OPEN_BYTES = 256 * VERBS_DEVICE_BYTES;
+/** MFR_VERBS_PORT_BYTES: the port attributes (56) and the speed (u64 at 56). */
+export const VERBS_PORT_BYTES = 64;
+const VERBS_GID_BYTES = 32;
+const VERBS_SPEED = 1;
+/** -ELIBACC, -ELIBBAD: the reader could not load libibverbs.so.1, or it lacks a symbol (the output says why). */
+export const ELIBACC = -79;
+export const ELIBBAD = -80;
+
+const OP_BYTES = 48;
+const RESULT_BYTES = 16;
 export const STAT_BYTES = 32;
 /** PATH_MAX: a readlink target is never longer. */
 const LINK_MAX = 4096;
 const NO_FIX = 0xffff_ffff;
 /** -ECANCELED: the op never ran (its batch was given up, or its thread died first). */
-export const NOT_RUN = -125;
+export const NOT_RUN = -ERRNO.ECANCELED;
 
 /** Output bytes an op reserves. */
-export function outCap(op: Op): number {
+function outCap(op: Op): number {
   switch (op.kind) {
     case 'pread':
+    case 'preadCounter':
     case 'read':
     case 'readFile':
     case 'readDir':
@@ -81,9 +110,14 @@ export function outCap(op: Op): number {
     case 'stat':
       return STAT_BYTES;
     case 'open':
-    case 'flockProbe':
     case 'send':
       return 0;
+    case 'verbsOpen':
+      return VERBS_OPEN_BYTES;
+    case 'verbsQueryPort':
+      return VERBS_PORT_BYTES;
+    case 'verbsQueryGids':
+      return op.entries * VERBS_GID_BYTES;
   }
 }
 
@@ -150,16 +184,23 @@ function writeInput(op: Op, to: Buffer, at: number): number {
 
 function encodeOp(b: Buffer, at: number, op: Op, inOff: number, inLen: number): void {
   b.writeUInt32LE(KIND[op.kind], at);
-  b.writeInt32LE('fd' in op ? op.fd : -1, at + 4);
+  b.writeInt32LE('fd' in op ? op.fd : 'device' in op ? op.device : -1, at + 4);
   b.writeUInt32LE(inOff, at + 8);
   b.writeUInt32LE(inLen, at + 12);
   b.writeUInt32LE(outCap(op), at + 16);
-  b.writeUInt32LE(op.kind === 'open' ? op.flags : op.kind === 'readFile' ? (op.flags ?? 0) : 0, at + 20);
-  const offset = op.kind === 'pread' ? op.offset : op.kind === 'ioctl' ? op.request : 0;
+  b.writeUInt32LE(flagsOf(op), at + 20);
+  const offset = op.kind === 'pread' ? op.offset : op.kind === 'ioctl' ? op.request : 'port' in op ? op.port : 0;
   b.writeBigInt64LE(BigInt(offset), at + 24);
   const fix = op.kind === 'ioctl' ? op.pointer : undefined;
   b.writeUInt32LE(fix ? fix.at : NO_FIX, at + 32);
   b.writeUInt32LE(fix ? fix.to : NO_FIX, at + 36);
+}
+
+function flagsOf(op: Op): number {
+  if (op.kind === 'open') return op.flags;
+  if (op.kind === 'readFile') return op.flags ?? 0;
+  if (op.kind === 'verbsQueryPort') return op.speed ? VERBS_SPEED : 0;
+  return 0;
 }
 
 /**
@@ -198,11 +239,9 @@ export function concat(batches: readonly OpBatch[]): { readonly request: Buffer;
 // ---------------------------------------------------------------------------------------------
 // Results
 
-const ERRNO_NAMES = new Map<number, string>(Object.entries(osConstants.errno).map(([name, n]) => [n, name]));
-
-/** `ENOENT`... for a negative status; `errno N` for one Node does not name. */
-export function errnoName(status: number): string {
-  return ERRNO_NAMES.get(-status) ?? (status === NOT_RUN ? 'ECANCELED' : `errno ${-status}`);
+/** `ENOENT`... for a negative status (-errno; NOT_RUN is -ECANCELED). */
+export function statusName(status: number): string {
+  return errnoName(-status);
 }
 
 export interface StatInfo {
@@ -223,6 +262,7 @@ export const isDirectoryMode = (mode: number): boolean => (mode & S_IFMT) === S_
  */
 export class Results {
   private readonly words: Int32Array;
+  private u32: Uint32Array | undefined;
   private readonly dataStart: number;
   private readonly generation: number;
 
@@ -244,7 +284,13 @@ export class Results {
 
   /** The view of the ops starting at op `base` of this request. */
   slice(base: number): Results {
-    return new Results(this.out, this.count, this.base + base, this.lease);
+    const r = new Results(this.out, this.count, this.base + base, this.lease);
+    r.u32 = this.data32(); // one view of the request's memory for all its batches
+    return r;
+  }
+
+  private data32(): Uint32Array {
+    return (this.u32 ??= new Uint32Array(this.out.buffer, this.out.byteOffset, this.out.length >>> 2));
   }
 
   /** >= 0: bytes, a descriptor, a count...; < 0: -errno. Statuses fit 32 bits. */
@@ -257,9 +303,14 @@ export class Results {
     return this.status(i) >= 0;
   }
 
-  /** `ENOENT: read`-style text for a failed op. */
+  /** Why op i failed, as data. */
+  failure(i: number, op: string, path?: string): ReadError {
+    return statusError(this.status(i), op, path);
+  }
+
+  /** `ENOENT: read`-style text for a failed op (its failure() as people read it). */
   error(i: number, syscall: string): string {
-    return `${errnoName(this.status(i))}: ${syscall}`;
+    return readErrorText(this.failure(i, syscall));
   }
 
   /** Start and end of the op's output in `out`. */
@@ -308,6 +359,38 @@ export class Results {
     return out;
   }
 
+  /** A preadCounter's value (ok(i)): its low and high 32 bits (the value is high * 2^32 + low). */
+  counterLow(i: number): number {
+    return this.out.readUInt32LE(this.start(i));
+  }
+
+  counterHigh(i: number): number {
+    return this.out.readUInt32LE(this.start(i) + 4);
+  }
+
+  /**
+   * The statuses of ops `first`.. into `status`, and the halves of those that are a preadCounter
+   * read (status >= 0) into `low`/`high` (entry k for op first + k; `ops[k]` < 0 skips entry k).
+   * One pass over the results, for a set's values each tick.
+   */
+  counters(first: number, ops: Int32Array, status: Int32Array, low: Uint32Array, high: Uint32Array): void {
+    if (this.lease.generation !== this.generation) throw new ResultsReusedError();
+    const words = this.words;
+    const data = this.data32();
+    const dataWord = this.dataStart >>> 2;
+    for (let k = 0; k < ops.length; k++) {
+      const op = ops[k]!;
+      if (op < 0) continue;
+      const w = (this.base + first + op) * 4;
+      const st = words[w]!;
+      status[k] = st;
+      if (st < 0) continue;
+      const at = dataWord + (words[w + 2]! >>> 2);
+      low[k] = data[at]!;
+      high[k] = data[at + 1]!;
+    }
+  }
+
   stat(i: number): StatInfo | undefined {
     if (!this.ok(i)) return undefined;
     const [s] = this.span(i);
@@ -324,7 +407,7 @@ export class Results {
 const FOREVER = { generation: 0 };
 
 /** A program read its results after it yielded again: they belong to another request now. */
-export class ResultsReusedError extends Error {
+class ResultsReusedError extends Error {
   override readonly name = 'ResultsReusedError';
   constructor() {
     super('read results used after the program yielded again; decode them before the next round');

@@ -8,10 +8,12 @@
  * A program never sees a timeout: when one of its reads blocks, the reader abandons it and the
  * caller gets a `blocked` outcome instead of its value.
  */
-import { type Op, OpBatch, Results, errnoName } from './ops.js';
+import { ERRNO } from '../ffi/errno.js';
+import type { ReadError } from './errors.js';
+import { type Op, OpBatch, Results } from './ops.js';
 
 /** -ENOBUFS: a listing did not fit its output room. */
-const ENOBUFS = -105;
+const ENOBUFS = -ERRNO.ENOBUFS;
 /** Room for any directory a listing is read again with. */
 const LARGE_LISTING_BYTES = 4 * 1024 * 1024;
 import { runDirect } from './direct.js';
@@ -64,7 +66,18 @@ export function* all<T>(programs: readonly ReadProgram<T>[]): ReadProgram<T[]> {
   return values;
 }
 
-export type TextRead = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly error: string };
+/** Two programs of different kinds as one, as all() does: their batches go out together each round. */
+export function* pair<A, B>(a: ReadProgram<A>, b: ReadProgram<B>): ReadProgram<readonly [A, B]> {
+  const got: { a?: A; b?: B } = {};
+  yield* all([keep(a, (v) => (got.a = v)), keep(b, (v) => (got.b = v))]);
+  return [got.a as A, got.b as B];
+}
+
+function* keep<T>(p: ReadProgram<T>, put: (value: T) => void): ReadProgram<void> {
+  put(yield* p);
+}
+
+export type TextRead = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly error: ReadError };
 
 /**
  * A small file's whole text: one readFile of `first` bytes (enough for nearly every file of
@@ -72,15 +85,15 @@ export type TextRead = { readonly ok: true; readonly text: string } | { readonly
  */
 export function* readText(path: string, first: number, cap: number, flags = 0): ReadProgram<TextRead> {
   const r1 = yield* read([{ kind: 'readFile', path, max: first, flags }]);
-  if (!r1.ok(0)) return { ok: false, error: `${r1.error(0, 'read')} '${path}'` };
+  if (!r1.ok(0)) return { ok: false, error: r1.failure(0, 'read', path) };
   if (r1.status(0) < first) return { ok: true, text: r1.bytes(0).toString('utf8') };
   const st = yield* read([{ kind: 'stat', path }]);
   const size = st.stat(0)?.size;
-  if (size === undefined) return { ok: false, error: `${st.error(0, 'stat')} '${path}'` };
-  if (size > cap) return { ok: false, error: `'${path}' is larger than ${cap} bytes` };
+  if (size === undefined) return { ok: false, error: st.failure(0, 'stat', path) };
+  if (size > cap) return { ok: false, error: { code: 'TOOLARGE', op: 'stat', path, detail: `'${path}' is larger than ${cap} bytes` } };
   const r2 = yield* read([{ kind: 'readFile', path, max: size + 1, flags }]);
-  if (!r2.ok(0)) return { ok: false, error: `${errnoName(r2.status(0))}: read '${path}'` };
-  if (r2.status(0) > size) return { ok: false, error: `'${path}' changed while it was read` };
+  if (!r2.ok(0)) return { ok: false, error: r2.failure(0, 'read', path) };
+  if (r2.status(0) > size) return { ok: false, error: { code: 'CHANGED', op: 'read', path, detail: `'${path}' changed while it was read` } };
   return { ok: true, text: r2.bytes(0).toString('utf8') };
 }
 

@@ -10,13 +10,17 @@
  * parseCounterBytes) and applied to the series each value belongs to, matched by counter name,
  * never by position.
  */
+import { key } from '../keys.js';
+import { SerialQueue } from '../serial.js';
 import type {
-  CounterMeaning, CounterSource, CounterSourceKind, CounterSpec, CounterValue, Direction, Layer, PortAttributes, PortCounterSet, PortInventory,
-  PortRef, PortState, Quantity, SetRead,
+  CounterMeaning, CounterSource, CounterSourceKind, CounterSpec, Direction, Layer, PortAttributes, PortCounterSet, PortInventory,
+  PortRef, Quantity, SetRead,
 } from '../sources/types.js';
-import { goneValues, portKey } from '../sources/types.js';
-import { CounterSeries } from './series.js';
-import { BoundedReads, type Job, type Outcome } from '../reads/bounded.js';
+import { goneError, portKey } from '../sources/types.js';
+import type { ReadError } from '../reads/errors.js';
+import { CounterSeries, SeriesBlock } from './series.js';
+import { halves } from './counter.js';
+import { BoundedReads, type Job, type Outcome, Pending } from '../reads/bounded.js';
 import { type ReadProgram, runSync } from '../reads/program.js';
 
 export interface SampledCounter {
@@ -40,10 +44,10 @@ export interface Measurement {
   readonly rate: number;
 }
 
-export interface SamplerEvents {
+interface SamplerEvents {
   portAdded?(port: SampledPort): void;
   portRemoved?(ref: PortRef): void;
-  readError?(port: PortRef, source: CounterSourceKind, counter: string, error: string): void;
+  readError?(port: PortRef, source: CounterSourceKind, counter: string, error: ReadError): void;
   /** A read of this port did not return within the timeout; the port is skipped until it does. */
   readBlocked?(port: PortRef, info: { readonly timeoutMs: number; readonly blockedThreads: number }): void;
   /** A port whose read had blocked answered again. */
@@ -79,7 +83,7 @@ export const defaultReadTimeoutMs = (intervalMs: number): number => Math.min(100
  * reads what they change with (the state, the netdev MTU, the device list) and reads them again
  * at once when it does, so this is a safety net: the GID scan is most of a full read's cost.
  */
-export const ATTRIBUTE_REFRESH_TICKS = 60;
+const ATTRIBUTE_REFRESH_TICKS = 60;
 
 /** The group the port listing is blamed on when it blocks. */
 const INVENTORY = 'inventory';
@@ -87,30 +91,44 @@ const INVENTORY = 'inventory';
 /** What the sampler knows of one set: its last counter list and the series of each counter. */
 interface Bound {
   readonly specs: readonly CounterSpec[];
+  /** The counters' state, in `specs` order; `series` are its views. */
+  readonly block: SeriesBlock;
   readonly series: readonly CounterSeries[];
 }
 
-/** A tick as steps of jobs: run bounded by tick(), or here and now by sampleOnce(). */
-type Steps = Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]>;
+/**
+ * A tick as steps of jobs: run bounded by tick(), or here and now by sampleOnce(). Each step's
+ * outcomes are read through its jobs (Pending), never by position.
+ */
+type Steps<T = void> = Generator<readonly Job<unknown>[], T, unknown>;
+
+/** One set's read as the sampler applies it. */
+interface SetApply {
+  readonly port: SampledPort;
+  readonly set: PortCounterSet;
+  readonly outcome: Outcome<SetRead>;
+  /** Nanoseconds since the sampler's first tick. */
+  readonly now: number;
+}
 
 export class Sampler {
   readonly ports = new Map<string, SampledPort>();
   lastTickSeconds = 0;
   ticks = 0;
+  /** Failed counter reads per key(device, port, source). */
   readErrors = new Map<string, number>();
   readonly reader: BoundedReads;
   private readonly bound = new Map<PortCounterSet, Bound>();
   private timer: NodeJS.Timeout | undefined;
   private readonly clock: () => bigint;
   private origin: bigint | undefined;
-  private queue: Promise<void> = Promise.resolve();
-  private inFlight = 0;
+  private readonly tickQueue = new SerialQueue();
   private stopped = false;
   private readonly ownsReader: boolean;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly opts: SamplerOptions) {
-    this.clock = opts.clock ?? process.hrtime.bigint;
+    this.clock = opts.clock ?? (() => process.hrtime.bigint());
     this.ownsReader = opts.reader === undefined;
     this.reader = opts.reader ?? new BoundedReads({
       readTimeoutMs: opts.readTimeoutMs ?? defaultReadTimeoutMs(opts.intervalMs),
@@ -138,7 +156,7 @@ export class Sampler {
     if (manual || this.stopped) return;
     // A tick still running when the next is due (reads waiting out a timeout) is not doubled.
     this.timer = setInterval(() => {
-      if (this.inFlight === 0) void this.tick();
+      if (!this.tickQueue.busy) void this.tick();
     }, this.opts.intervalMs);
     this.timer.unref();
   }
@@ -155,12 +173,12 @@ export class Sampler {
 
   /** Resolves once the ticks asked for so far have run. */
   idle(): Promise<void> {
-    return this.queue;
+    return this.tickQueue.idle();
   }
 
   /** Whether a tick is running or queued. */
   get busy(): boolean {
-    return this.inFlight > 0;
+    return this.tickQueue.busy;
   }
 
   /**
@@ -169,10 +187,7 @@ export class Sampler {
    */
   tick(): Promise<void> {
     const at = this.clock();
-    this.inFlight++;
-    const run = this.queue.then(() => this.sample(at));
-    this.queue = run.catch(() => undefined).finally(() => void this.inFlight--);
-    return run;
+    return this.tickQueue.run(() => this.sample(at));
   }
 
   /** One sample with every read on this thread (the CLI's one-shot look at the ports). */
@@ -180,7 +195,10 @@ export class Sampler {
     const started = process.hrtime.bigint();
     const steps = this.steps(this.clock());
     let step = steps.next();
-    while (!step.done) step = steps.next(step.value.map((j) => ({ kind: 'done', value: runSync(j.program) })));
+    while (!step.done) {
+      for (const j of step.value) j.settle?.({ kind: 'done', value: runSync(j.program) });
+      step = steps.next();
+    }
     this.lastTickSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   }
 
@@ -189,8 +207,8 @@ export class Sampler {
     const steps = this.steps(at);
     let step = steps.next();
     while (!step.done) {
-      const outcomes = await this.reader.run(step.value);
-      step = this.stopped ? steps.return() : steps.next(outcomes);
+      await this.reader.run(step.value);
+      step = this.stopped ? steps.return() : steps.next();
     }
     this.lastTickSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   }
@@ -215,85 +233,93 @@ export class Sampler {
    * One round for every port: its counter sets and, on the ticks between full refreshes
    * (`light`), its state and whether the port list changed. Returns whether it did.
    */
-  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean): Generator<readonly Job<unknown>[], boolean, readonly Outcome<unknown>[]> {
+  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean): Steps<boolean> {
     const jobs: Job<unknown>[] = [];
-    if (light) jobs.push({ group: INVENTORY, program: this.opts.inventory.listChangedReads(ports.map((p) => p.ref)) });
-    for (const p of ports) {
+    const listed = light ? new Pending(INVENTORY, this.opts.inventory.listChangedReads(ports.map((p) => p.ref))) : undefined;
+    if (listed) jobs.push(listed);
+    const reads = ports.map((p) => {
       const group = portKey(p.ref);
-      if (light) jobs.push({ group, program: this.opts.inventory.stateReads(p.ref) });
-      for (const set of p.sets) jobs.push({ group, program: set.reads() });
-    }
+      const state = light ? new Pending(group, this.opts.inventory.stateReads(p.ref)) : undefined;
+      if (state) jobs.push(state);
+      const sets = p.sets.map((set) => new Pending(group, set.reads()));
+      jobs.push(...sets);
+      return { port: p, state, sets };
+    });
     if (jobs.length === 0) return false;
-    const outcomes = yield jobs;
-    let k = 0;
-    const listed = light ? (outcomes[k++] as Outcome<boolean>) : undefined;
+    yield jobs;
     const changed: SampledPort[] = [];
     const stale = new Set<SampledPort>();
     const gone: SampledPort[] = [];
-    for (const p of ports) {
-      if (light) {
-        const o = outcomes[k++] as Outcome<PortState | undefined>;
-        if (o.kind === 'done' && o.value === undefined) gone.push(p);
-        else if (o.kind === 'done' && o.value!.recreated) stale.add(p);
-        else if (o.kind === 'done' && (o.value!.state !== p.attrs.state || o.value!.physState !== p.attrs.physState || o.value!.attributesStale)) changed.push(p);
+    for (const { port: p, state, sets } of reads) {
+      const o = state?.outcome;
+      if (o?.kind === 'done') {
+        const st = o.value;
+        if (st === undefined) gone.push(p);
+        else if (st.recreated) stale.add(p);
+        else if (st.state !== p.attrs.state || st.physState !== p.attrs.physState || st.attributesStale) changed.push(p);
       }
-      for (const set of p.sets) {
-        if (this.applySet(p, set, outcomes[k++] as Outcome<SetRead>, now)) stale.add(p);
-      }
+      sets.forEach((read, i) => {
+        if (this.applySet({ port: p, set: p.sets[i]!, outcome: read.outcome, now })) stale.add(p);
+      });
     }
     for (const p of gone) this.removePort(p);
     const live = (p: SampledPort): boolean => this.ports.get(portKey(p.ref)) === p;
     // A flap can change rate or MTU: the full attributes again for a port whose state changed.
     if (changed.length > 0) yield* this.refreshAttributes(changed.filter(live));
     if (stale.size > 0) yield* this.reopen([...stale].filter(live));
-    return listed?.kind === 'done' && listed.value;
+    const l = listed?.outcome;
+    return l?.kind === 'done' && l.value;
   }
 
   /** Lists ports, reads their attributes, adds ports that appeared and drops ports that vanished. */
   private *reconcile(): Steps {
-    const [listed] = yield [{ group: INVENTORY, program: this.opts.inventory.listReads() }];
-    if (listed?.kind !== 'done') return; // blocked or paused: keep what we know
-    const refs = listed.value as PortRef[];
-    const outcomes = refs.length > 0 ? yield refs.map((ref) => ({ group: portKey(ref), program: this.opts.inventory.attributeReads(ref) })) : [];
+    const listing = new Pending(INVENTORY, this.opts.inventory.listReads());
+    yield [listing];
+    const listed = listing.outcome;
+    if (listed.kind !== 'done') return; // blocked or paused: keep what we know
+    const reads = listed.value.map((ref) => new Pending(portKey(ref), this.opts.inventory.attributeReads(ref)));
+    if (reads.length > 0) yield reads;
     const seen = new Set<string>();
     const added: PortAttributes[] = [];
-    refs.forEach((ref, i) => {
-      const o = outcomes[i] as Outcome<PortAttributes | undefined>;
-      const known = this.ports.get(portKey(ref));
+    for (const read of reads) {
+      const o = read.outcome;
+      const known = this.ports.get(read.group);
       if (o.kind !== 'done') {
-        if (known) seen.add(portKey(ref)); // its reads block: it is still there
-        return;
+        if (known) seen.add(read.group); // its reads block: it is still there
+        continue;
       }
-      if (o.value === undefined) return;
-      seen.add(portKey(ref));
+      if (o.value === undefined) continue;
+      seen.add(read.group);
       if (known) known.attrs = o.value;
       else added.push(o.value);
-    });
+    }
     for (const [k, p] of this.ports) if (!seen.has(k)) this.removePort(p);
     if (added.length > 0) yield* this.addPorts(added);
   }
 
   private *refreshAttributes(ports: readonly SampledPort[]): Steps {
-    const outcomes = yield ports.map((p) => ({ group: portKey(p.ref), program: this.opts.inventory.attributeReads(p.ref) }));
-    ports.forEach((p, i) => {
-      const o = outcomes[i] as Outcome<PortAttributes | undefined>;
-      if (o.kind !== 'done') return;
+    const reads = ports.map((p) => ({ port: p, read: new Pending(portKey(p.ref), this.opts.inventory.attributeReads(p.ref)) }));
+    yield reads.map((r) => r.read);
+    for (const { port: p, read } of reads) {
+      const o = read.outcome;
+      if (o.kind !== 'done') continue;
       if (o.value === undefined) this.removePort(p);
       else p.attrs = o.value;
-    });
+    }
   }
 
   private *addPorts(ports: readonly PortAttributes[]): Steps {
-    const outcomes = yield ports.map((attrs) => ({ group: portKey(attrs), program: this.openPort(attrs) }));
-    ports.forEach((attrs, i) => {
-      const o = outcomes[i] as Outcome<PortCounterSet[]>;
-      if (o.kind !== 'done') return; // blocked: tried again at the next full refresh
+    const opens = ports.map((attrs) => ({ attrs, open: new Pending(portKey(attrs), this.openPort(attrs)) }));
+    yield opens.map((o) => o.open);
+    for (const { attrs, open } of opens) {
+      const o = open.outcome;
+      if (o.kind !== 'done') continue; // blocked: tried again at the next full refresh
       const ref = { device: attrs.device, port: attrs.port };
       const port: SampledPort = { ref, attrs, sets: o.value, counters: [] };
       this.ports.set(portKey(ref), port);
-      for (const set of o.value) this.seriesOf(port, set, set.counters);
+      for (const set of o.value) this.bindingOf(port, set, set.counters);
       this.opts.events?.portAdded?.(port);
-    });
+    }
   }
 
   /** Opens the port's sets, source by source; a source covered by an opened one is skipped. */
@@ -342,52 +368,61 @@ export class Sampler {
   }
 
   /** Applies one set's outcome; true when the set's files were re-created (or its list changed) and must be reopened. */
-  private applySet(port: SampledPort, set: PortCounterSet, o: Outcome<SetRead>, now: number): boolean {
+  private applySet(a: SetApply): boolean {
+    const { port, set, outcome: o, now } = a;
     const window = this.opts.windowMs * 1e6;
     if (o.kind === 'deferred') return false; // the series keep their window until the next tick
-    if (o.kind === 'done' && o.value.kind === 'values') {
-      const series = this.seriesOf(port, set, o.value.counters);
-      const values = o.value.values;
-      for (let i = 0; i < series.length; i++) this.update(port, set.kind, series[i]!, values[i]!, now, window, true, false);
+    const read = o.kind === 'done' ? o.value : undefined;
+    if (read?.kind === 'readings') {
+      const { block } = this.bindingOf(port, set, read.counters);
+      block.recordAll(now, window, read.readings, (i, error) => this.countError(port.ref, set.kind, block.specs[i]!.name, error, false));
       return false;
     }
-    const series = this.seriesOf(port, set, set.counters);
-    let values: readonly CounterValue[];
-    let counted = true;
-    let silent = false;
-    if (o.kind === 'done') values = goneValues(o.value as Extract<SetRead, { kind: 'gone' }>, series.length);
-    else {
-      const error = o.error;
-      values = series.map(() => ({ ok: false, error }));
-      counted = o.kind === 'failed' || (o.kind === 'blocked' && o.fresh);
-      silent = o.kind !== 'failed';
+    if (read?.kind === 'values') {
+      const { block } = this.bindingOf(port, set, read.counters);
+      read.values.forEach((v, i) => {
+        if (v.ok) block.record(i, now, ...halves(v.value));
+        else this.failed(a, block, i, v.error, true, false);
+        block.trim(i, now, window);
+      });
+      return false;
     }
-    for (let i = 0; i < series.length; i++) this.update(port, set.kind, series[i]!, values[i]!, now, window, counted, silent);
-    return o.kind === 'done' && o.value.kind === 'gone' && o.value.reason !== 'vanished';
+    const { block } = this.bindingOf(port, set, set.counters);
+    // The set is gone, or its read did not end: every counter fails alike.
+    const error = read !== undefined ? goneError(read) : o.kind !== 'done' ? o.error : undefined;
+    if (error === undefined) return false; // not reached: a done read is values, readings or gone
+    const counted = read !== undefined || o.kind === 'failed' || (o.kind === 'blocked' && o.fresh);
+    const silent = read === undefined && o.kind !== 'failed';
+    for (let i = 0; i < block.length; i++) {
+      this.failed(a, block, i, error, counted, silent);
+      block.trim(i, now, window);
+    }
+    return read !== undefined && read.reason !== 'vanished';
   }
 
-  private update(port: SampledPort, source: CounterSourceKind, s: CounterSeries, v: CounterValue, now: number, window: number, counted: boolean, silent: boolean): void {
-    s.update(now, v);
-    s.trim(now, window);
-    if (!v.ok && counted) this.countError(port.ref, source, s.spec.name, v.error, silent);
+  private failed(a: SetApply, block: SeriesBlock, i: number, error: ReadError, counted: boolean, silent: boolean): void {
+    block.fail(i, error);
+    if (counted) this.countError(a.port.ref, a.set.kind, block.specs[i]!.name, error, silent);
   }
 
-  /** The series of each counter in `specs`, kept by name across list changes (netlink). */
-  private seriesOf(port: SampledPort, set: PortCounterSet, specs: readonly CounterSpec[]): readonly CounterSeries[] {
+  /** The block and series of each counter in `specs`, kept by name across list changes (netlink). */
+  private bindingOf(port: SampledPort, set: PortCounterSet, specs: readonly CounterSpec[]): Bound {
     const b = this.bound.get(set);
-    if (b && b.specs === specs) return b.series;
+    if (b && b.specs === specs) return b;
+    const block = new SeriesBlock(specs);
     const old = new Map((b?.series ?? []).map((s) => [s.spec.name, s]));
-    const series = specs.map((spec) => {
+    specs.forEach((spec, j) => {
       const s = old.get(spec.name);
-      return s !== undefined && sameSpec(s.spec, spec) ? s : new CounterSeries(spec);
+      if (s !== undefined && sameSpec(s.spec, spec)) block.adopt(j, s.block, s.index);
     });
-    this.bound.set(set, { specs, series });
+    const bound = { specs, block, series: specs.map((spec, j) => new CounterSeries(spec, block, j)) };
+    this.bound.set(set, bound);
     port.counters = port.sets.flatMap((st) => (this.bound.get(st)?.series ?? []).map((s) => ({ source: st.kind, series: s })));
-    return series;
+    return bound;
   }
 
-  private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: string, silent: boolean): void {
-    const k = `${ref.device}\0${ref.port}\0${source}`;
+  private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: ReadError, silent: boolean): void {
+    const k = key(ref.device, ref.port, source);
     this.readErrors.set(k, (this.readErrors.get(k) ?? 0) + 1);
     if (!silent) this.opts.events?.readError?.(ref, source, counter, error);
   }

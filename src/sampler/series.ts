@@ -1,104 +1,243 @@
 /**
- * One counter over time: a monotonic total and the rate over a window of valid intervals.
- * Times are nanoseconds as numbers (exact for 104 days of a clock; the sampler counts from its
- * start). The window is a ring of intervals with running sums, so an update allocates nothing.
+ * Counters over time: a monotonic total and the rate over a window of valid intervals. Times are
+ * nanoseconds as numbers (exact for 104 days of a clock; the sampler counts from its start).
+ *
+ * The state of a set's counters lives in one SeriesBlock: typed arrays indexed by counter (the
+ * last value in 32-bit halves, the total, each counter's ring of intervals with running sums),
+ * so a tick walks contiguous memory and allocates nothing; rates are taken at scrape time from
+ * the ring. A CounterSeries is one counter's view of its block.
  */
-import type { CounterNumber, CounterSpec, CounterValue } from '../sources/types.js';
-import { isSaturated, step } from './counter.js';
+import type { ReadError } from '../reads/errors.js';
+import type { CounterReadings, CounterSpec, CounterValue } from '../sources/types.js';
+import { type CounterKind, RESET, SATURATED, counterKind, halves, isSaturatedHalves, stepHalves } from './counter.js';
 
 export type SeriesState = 'ok' | 'saturated' | 'error' | 'reset' | 'new';
 
+const STATES: readonly SeriesState[] = ['new', 'ok', 'saturated', 'error', 'reset'];
+const NEW = 0;
+const OK = 1;
+const SATURATED_STATE = 2;
+const ERROR = 3;
+const RESET_STATE = 4;
+
 /** Three numbers per interval: end, duration, delta. */
 const FIELDS = 3;
+/** Intervals a ring starts with room for (a 10 s window at 1 s is 10); it doubles when full. */
+const INITIAL_ROOM = 16;
 
-export class CounterSeries {
-  state: SeriesState = 'new';
-  lastError: string | undefined;
-  /** Raw value at the first read plus every valid delta since: never goes back. */
-  total: number | undefined;
-  resets = 0;
-  private lastAt = 0;
-  private lastRaw: CounterNumber | undefined;
-  private ring = new Float64Array(16 * FIELDS);
-  private head = 0;
-  private count = 0;
-  private sumNs = 0;
-  private sumDelta = 0;
+export class SeriesBlock {
+  readonly state: Uint8Array;
+  /** Each counter's overflow rule (counterKind()). */
+  private readonly kind: Uint8Array;
+  /** 1 once a value was read and no error came since. */
+  private readonly hasLast: Uint8Array;
+  private readonly lastLow: Uint32Array;
+  private readonly lastHigh: Uint32Array;
+  private readonly lastAt: Float64Array;
+  /** Raw value at the first read plus every valid delta since (NaN: never read). */
+  readonly total: Float64Array;
+  readonly resets: Uint32Array;
+  readonly lastError: (ReadError | undefined)[];
+  private room = INITIAL_ROOM;
+  private ring: Float64Array;
+  private readonly head: Uint32Array;
+  private readonly count: Uint32Array;
+  private readonly sumNs: Float64Array;
+  private readonly sumDelta: Float64Array;
 
-  constructor(readonly spec: CounterSpec) {}
-
-  update(at: number | bigint, value: CounterValue): void {
-    if (!value.ok) {
-      this.state = 'error';
-      this.lastError = value.error;
-      this.lastRaw = undefined;
-      return;
-    }
-    const atNs = Number(at);
-    this.lastError = undefined;
-    const last = this.lastRaw;
-    this.lastRaw = value.value;
-    if (last === undefined) {
-      this.total ??= Number(value.value);
-      this.state = isSaturated(this.spec, value.value) ? 'saturated' : 'new';
-      this.lastAt = atNs;
-      return;
-    }
-    const s = step(this.spec, last, value.value);
-    if (s.kind === 'delta') {
-      this.push(atNs, atNs - this.lastAt, s.delta);
-      this.total = (this.total ?? 0) + s.delta;
-      this.state = 'ok';
-    } else if (s.kind === 'reset') {
-      this.resets++;
-      this.state = 'reset';
-    } else {
-      this.state = 'saturated';
-    }
-    this.lastAt = atNs;
+  constructor(readonly specs: readonly CounterSpec[]) {
+    const n = specs.length;
+    this.state = new Uint8Array(n);
+    this.kind = Uint8Array.from(specs, counterKind);
+    this.hasLast = new Uint8Array(n);
+    this.lastLow = new Uint32Array(n);
+    this.lastHigh = new Uint32Array(n);
+    this.lastAt = new Float64Array(n);
+    this.total = new Float64Array(n).fill(NaN);
+    this.resets = new Uint32Array(n);
+    this.lastError = new Array<ReadError | undefined>(n).fill(undefined);
+    this.ring = new Float64Array(n * INITIAL_ROOM * FIELDS);
+    this.head = new Uint32Array(n);
+    this.count = new Uint32Array(n);
+    this.sumNs = new Float64Array(n);
+    this.sumDelta = new Float64Array(n);
   }
 
-  /** Forget intervals that began before the window. */
-  trim(now: number | bigint, window: number | bigint): void {
-    const from = Number(now) - Number(window);
-    const r = this.ring;
-    const cap = r.length / FIELDS;
-    while (this.count > 0) {
-      const i = this.head * FIELDS;
-      if (r[i]! - r[i + 1]! >= from) break;
-      this.sumNs -= r[i + 1]!;
-      this.sumDelta -= r[i + 2]!;
-      this.head = (this.head + 1) % cap;
-      this.count--;
-    }
-    if (this.count === 0) this.sumNs = this.sumDelta = 0; // no drift once empty
+  get length(): number {
+    return this.specs.length;
   }
 
   /**
-   * Raw units per second over the valid intervals in the window; undefined
-   * when the counter is saturated or unreadable now, or has no interval yet.
-   * Intervals spanning a reset are left out, time and count alike.
+   * One read of every counter at `atNs`, then intervals older than `windowNs` forgotten; a
+   * counter whose read failed is handed to `failed` after its state says so.
    */
-  rate(): number | undefined {
-    if (this.state === 'saturated' || this.state === 'error') return undefined;
-    return this.sumNs === 0 ? undefined : (this.sumDelta * 1e9) / this.sumNs;
+  recordAll(atNs: number, windowNs: number, r: CounterReadings, failed: (i: number, error: ReadError) => void): void {
+    const { low, high, errors } = r;
+    for (let i = 0; i < this.specs.length; i++) {
+      const error = errors[i];
+      if (error === undefined) this.record(i, atNs, low[i]!, high[i]!);
+      else {
+        this.fail(i, error);
+        failed(i, error);
+      }
+      this.trim(i, atNs, windowNs);
+    }
   }
 
-  private push(end: number, ns: number, delta: number): void {
-    let cap = this.ring.length / FIELDS;
-    if (this.count === cap) {
-      const grown = new Float64Array(this.ring.length * 2);
-      for (let k = 0; k < this.count; k++) grown.set(this.ring.subarray(((this.head + k) % cap) * FIELDS, ((this.head + k) % cap) * FIELDS + FIELDS), k * FIELDS);
-      this.ring = grown;
-      this.head = 0;
-      cap *= 2;
+  /** Counter i read (high * 2^32 + low) at `atNs`. */
+  record(i: number, atNs: number, low: number, high: number): void {
+    if (this.lastError[i] !== undefined) this.lastError[i] = undefined;
+    const kind = this.kind[i]! as CounterKind;
+    if (this.hasLast[i] === 0) {
+      this.hasLast[i] = 1;
+      this.lastLow[i] = low;
+      this.lastHigh[i] = high;
+      if (Number.isNaN(this.total[i]!)) this.total[i] = high * 2 ** 32 + low;
+      this.state[i] = isSaturatedHalves(kind, low, high) ? SATURATED_STATE : NEW;
+      this.lastAt[i] = atNs;
+      return;
     }
-    const i = ((this.head + this.count) % cap) * FIELDS;
-    this.ring[i] = end;
-    this.ring[i + 1] = ns;
-    this.ring[i + 2] = delta;
-    this.count++;
-    this.sumNs += ns;
-    this.sumDelta += delta;
+    const d = stepHalves(kind, this.lastLow[i]!, this.lastHigh[i]!, low, high);
+    this.lastLow[i] = low;
+    this.lastHigh[i] = high;
+    if (d >= 0) {
+      this.push(i, atNs, atNs - this.lastAt[i]!, d);
+      this.total[i] = this.total[i]! + d;
+      this.state[i] = OK;
+    } else if (d === RESET) {
+      this.resets[i] = this.resets[i]! + 1;
+      this.state[i] = RESET_STATE;
+    } else if (d === SATURATED) {
+      this.state[i] = SATURATED_STATE;
+    }
+    this.lastAt[i] = atNs;
+  }
+
+  /** Counter i could not be read: no rate until it is read twice again. */
+  fail(i: number, error: ReadError): void {
+    this.state[i] = ERROR;
+    this.lastError[i] = error;
+    this.hasLast[i] = 0;
+  }
+
+  /** Forget counter i's intervals that began before the window. */
+  trim(i: number, now: number, window: number): void {
+    const from = now - window;
+    const r = this.ring;
+    const room = this.room;
+    const base = i * room;
+    let head = this.head[i]!;
+    let count = this.count[i]!;
+    while (count > 0) {
+      const at = (base + head) * FIELDS;
+      if (r[at]! - r[at + 1]! >= from) break;
+      this.sumNs[i] = this.sumNs[i]! - r[at + 1]!;
+      this.sumDelta[i] = this.sumDelta[i]! - r[at + 2]!;
+      head = (head + 1) % room;
+      count--;
+    }
+    this.head[i] = head;
+    this.count[i] = count;
+    if (count === 0) this.sumNs[i] = this.sumDelta[i] = 0; // no drift once empty
+  }
+
+  /**
+   * Raw units per second over counter i's valid intervals in the window; undefined when it is
+   * saturated or unreadable now, or has no interval yet. Intervals spanning a reset are left
+   * out, time and count alike.
+   */
+  rate(i: number): number | undefined {
+    const s = this.state[i];
+    if (s === SATURATED_STATE || s === ERROR) return undefined;
+    return this.sumNs[i] === 0 ? undefined : (this.sumDelta[i]! * 1e9) / this.sumNs[i]!;
+  }
+
+  /** Counter j of this block takes over counter i of `from` (a set's list changed; netlink). */
+  adopt(j: number, from: SeriesBlock, i: number): void {
+    this.state[j] = from.state[i]!;
+    this.hasLast[j] = from.hasLast[i]!;
+    this.lastLow[j] = from.lastLow[i]!;
+    this.lastHigh[j] = from.lastHigh[i]!;
+    this.lastAt[j] = from.lastAt[i]!;
+    this.total[j] = from.total[i]!;
+    this.resets[j] = from.resets[i]!;
+    this.lastError[j] = from.lastError[i];
+    for (let k = 0; k < from.count[i]!; k++) {
+      const at = (i * from.room + ((from.head[i]! + k) % from.room)) * FIELDS;
+      this.push(j, from.ring[at]!, from.ring[at + 1]!, from.ring[at + 2]!);
+    }
+  }
+
+  private push(i: number, end: number, ns: number, delta: number): void {
+    if (this.count[i] === this.room) this.grow();
+    const room = this.room;
+    const at = (i * room + ((this.head[i]! + this.count[i]!) % room)) * FIELDS;
+    this.ring[at] = end;
+    this.ring[at + 1] = ns;
+    this.ring[at + 2] = delta;
+    this.count[i] = this.count[i]! + 1;
+    this.sumNs[i] = this.sumNs[i]! + ns;
+    this.sumDelta[i] = this.sumDelta[i]! + delta;
+  }
+
+  /** Twice the room for every counter's ring, each ring laid out from its head. */
+  private grow(): void {
+    const old = this.ring;
+    const room = this.room;
+    const grown = new Float64Array(old.length * 2);
+    for (let i = 0; i < this.specs.length; i++) {
+      for (let k = 0; k < this.count[i]!; k++) {
+        const from = (i * room + ((this.head[i]! + k) % room)) * FIELDS;
+        grown.set(old.subarray(from, from + FIELDS), (i * room * 2 + k) * FIELDS);
+      }
+      this.head[i] = 0;
+    }
+    this.ring = grown;
+    this.room = room * 2;
+  }
+}
+
+/** One counter of a block, as the exporter and the CLI read it. */
+export class CounterSeries {
+  constructor(
+    readonly spec: CounterSpec,
+    readonly block: SeriesBlock = new SeriesBlock([spec]),
+    readonly index = 0,
+  ) {}
+
+  get state(): SeriesState {
+    return STATES[this.block.state[this.index]!]!;
+  }
+
+  get lastError(): ReadError | undefined {
+    return this.block.lastError[this.index];
+  }
+
+  /** Raw value at the first read plus every valid delta since: never goes back. */
+  get total(): number | undefined {
+    const t = this.block.total[this.index]!;
+    return Number.isNaN(t) ? undefined : t;
+  }
+
+  get resets(): number {
+    return this.block.resets[this.index]!;
+  }
+
+  update(at: number | bigint, value: CounterValue): void {
+    if (!value.ok) return this.fail(value.error);
+    const [low, high] = halves(value.value);
+    this.block.record(this.index, Number(at), low, high);
+  }
+
+  fail(error: ReadError): void {
+    this.block.fail(this.index, error);
+  }
+
+  trim(now: number | bigint, window: number | bigint): void {
+    this.block.trim(this.index, Number(now), Number(window));
+  }
+
+  rate(): number | undefined {
+    return this.block.rate(this.index);
   }
 }

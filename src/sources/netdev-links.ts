@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { DIR_READ_BYTES, netdevDir } from './sysfs/paths.js';
-import { type ReadProgram, answer, namesOf, read, runSync } from '../reads/program.js';
+import { type ReadProgram, answer, namesOf, read } from '../reads/program.js';
 
 /** A sysfs attribute is at most one page (fs/sysfs/file.c sysfs_kf_seq_show()). */
 const UEVENT_BYTES = 4096;
@@ -50,5 +50,3 @@ export function* physicalNetdevReads(sysfsRoot: string, netdev: string): ReadPro
   const links = yield* netdevLinksReads(sysfsRoot, netdev);
   return links.vlan ? (links.lower ?? netdev) : netdev;
 }
-
-export const physicalNetdev = (sysfsRoot: string, netdev: string): string => runSync(physicalNetdevReads(sysfsRoot, netdev));

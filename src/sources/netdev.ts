@@ -14,7 +14,7 @@ import { FileCounterSet } from './sysfs/fileset.js';
 import { netdevDir, resolveRoot, type SysfsOptions } from './sysfs/paths.js';
 import type { CounterMeaning, CounterSource, CounterSpec, PortAttributes, PortCounterSet } from './types.js';
 import { isDirectoryMode } from '../reads/ops.js';
-import { type ReadProgram, answer, read, runSync } from '../reads/program.js';
+import { type ReadProgram, answer, read } from '../reads/program.js';
 
 const NETDEV_MEANINGS: Readonly<Record<string, CounterMeaning>> = {
   tx_bytes: { direction: 'tx', quantity: 'bytes', scale: 1, layer: 'l2' },
@@ -23,7 +23,7 @@ const NETDEV_MEANINGS: Readonly<Record<string, CounterMeaning>> = {
   rx_packets: { direction: 'rx', quantity: 'packets', scale: 1 },
 };
 
-export const NETDEV_COUNTERS: readonly CounterSpec[] = Object.entries(NETDEV_MEANINGS).map(([name, meaning]) => ({
+const NETDEV_COUNTERS: readonly CounterSpec[] = Object.entries(NETDEV_MEANINGS).map(([name, meaning]) => ({
   name,
   bits: 64,
   overflow: 'wrap',
@@ -43,10 +43,6 @@ export class NetdevSource implements CounterSource {
   openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
     const stats = this.statisticsDir(attrs.netdev);
     return stats === undefined ? answer(undefined) : this.openStats(attrs, stats);
-  }
-
-  open(attrs: PortAttributes): PortCounterSet | undefined {
-    return runSync(this.openReads(attrs));
   }
 
   private *openStats(attrs: PortAttributes, stats: string): ReadProgram<PortCounterSet | undefined> {

@@ -6,9 +6,10 @@
  * STAT_GET answer, to capture fixtures from a real kernel.
  */
 import { runsAsScript } from './script.js';
-import type { PortAttributes } from './types.js';
+import { type PortAttributes, portKey } from './types.js';
 import { NetlinkCounterSource, NetlinkRequestError, hex, netlinkCounterSpec } from './netlink/index.js';
-import { gidTypeName, openVerbsInventory } from './verbs/index.js';
+import { gidTypeName, openVerbsReads } from './verbs/index.js';
+import { runSync } from '../reads/program.js';
 
 export interface GidProbe {
   readonly index: number;
@@ -55,17 +56,17 @@ export interface ProbeOptions {
 }
 
 export function probeVerbs(): VerbsProbe {
-  const opened = openVerbsInventory();
+  const opened = runSync(openVerbsReads());
   if (!opened.ok) {
     const { reason, errno, message } = opened.error;
     return { available: false, reason, errno, error: message };
   }
   const inv = opened.inventory;
   try {
-    const ports = inv.listPorts().flatMap((ref): VerbsPortProbe[] => {
-      const attrs = inv.readAttributes(ref);
+    const ports = runSync(inv.listReads()).flatMap((ref): VerbsPortProbe[] => {
+      const attrs = runSync(inv.attributeReads(ref));
       if (attrs === undefined) return [];
-      const gids = (inv.readGidEntries(ref) ?? []).map((g) => ({
+      const gids = (runSync(inv.gidReads(ref)) ?? []).map((g) => ({
         index: g.gidIndex,
         gid: g.gidText,
         type: gidTypeName(g.gidType),
@@ -88,7 +89,7 @@ export function probeNetlink(options: ProbeOptions = {}): NetlinkProbe {
   const source = created.source;
   const errors: string[] = [];
   try {
-    const devices = source.listDevices();
+    const devices = runSync(source.listDeviceReads());
     const ports = devices.flatMap((d) => probeDevicePorts(source, d.index, d.name, d.lastPort ?? 0, errors, options));
     return { available: true, devices: devices.map((d) => ({ ...d })), ports, errors };
   } catch (e) {
@@ -110,7 +111,7 @@ function probeDevicePorts(
   const out: NetlinkPortProbe[] = [];
   for (let port = 1; port <= lastPort; port++) {
     try {
-      const { reply, answer } = source.statGet(devIndex, port, `${device}/${port}`);
+      const { reply, answer } = runSync(source.statGetReads(devIndex, port, portKey({ device, port })));
       const counters = Object.fromEntries(reply.counters.map((c) => [c.name, c.value.toString()]));
       const probe: NetlinkPortProbe = { device, port, devIndex, counters, meanings: meaningsOf(Object.keys(counters)) };
       out.push(options.raw === true ? { ...probe, rawHex: answer.raw.map(hex) } : probe);
@@ -131,11 +132,11 @@ function meaningsOf(names: readonly string[]): Record<string, string> {
   return out;
 }
 
-export async function probeNative(options: ProbeOptions = {}): Promise<NativeProbe> {
+export function probeNative(options: ProbeOptions = {}): NativeProbe {
   return { verbs: probeVerbs(), netlink: probeNetlink(options) };
 }
 
 if (runsAsScript(import.meta.url)) {
-  const probe = await probeNative({ raw: process.argv.includes('--raw') });
+  const probe = probeNative({ raw: process.argv.includes('--raw') });
   process.stdout.write(`${JSON.stringify(probe, null, 2)}\n`);
 }

@@ -4,10 +4,11 @@
  * Every source sits behind these small interfaces so the sampler never knows whether a number
  * came from libibverbs, RDMA netlink, sysfs or the netdev. Each read is a read program
  * (src/reads/program.ts): the sampler runs them on the bounded reader, off the event loop and
- * with a timeout; the synchronous methods run the same programs on the caller's thread (the
- * CLI, tests).
+ * with a timeout; runSync() runs the same programs on the caller's thread (the CLI, tests).
  */
-import type { ReadProgram } from '../reads/program.js';
+import { type ReadProgram, runSync } from '../reads/program.js';
+import type { ReadError } from '../reads/errors.js';
+import { key } from '../keys.js';
 
 export type Direction = 'tx' | 'rx';
 export const DIRECTIONS: readonly Direction[] = ['tx', 'rx'];
@@ -24,7 +25,7 @@ export interface PortRef {
 }
 
 /** "mlx5_0/1": the one key a port goes by in maps, logs and messages. */
-export const portKey = (p: PortRef): string => `${p.device}/${p.port}`;
+export const portKey = (p: PortRef): string => key(p.device, p.port);
 
 export type LinkLayer = 'Ethernet' | 'InfiniBand' | 'unknown';
 
@@ -68,9 +69,6 @@ export interface PortInventory {
   stateReads(ref: PortRef): ReadProgram<PortState | undefined>;
   /** The port went away: let go of whatever is kept open for it. */
   forget(ref: PortRef): void;
-  /** listReads() and attributeReads() run here and now. */
-  listPorts(): PortRef[];
-  readAttributes(ref: PortRef): PortAttributes | undefined;
   close(): void;
 }
 
@@ -98,15 +96,33 @@ export interface CounterSpec {
 /** A raw counter value: a number while it is exact (below 2^53), a bigint above. */
 export type CounterNumber = number | bigint;
 
-/** One counter's read: the value, or why there is none (for people: logs and `ports`). */
+/** One counter's read: the value, or why there is none (readErrorText() renders it for logs and `ports`). */
 export type CounterValue =
   | { readonly ok: true; readonly value: CounterNumber }
-  | { readonly ok: false; readonly error: string };
+  | { readonly ok: false; readonly error: ReadError };
+
+/**
+ * A set's values as numbers, read into typed arrays the set keeps and overwrites at its next
+ * read: counter i's value is `high[i] * 2^32 + low[i]` when `errors[i]` is undefined. Nothing is
+ * allocated per value.
+ */
+export interface CounterReadings {
+  readonly low: Uint32Array;
+  readonly high: Uint32Array;
+  readonly errors: readonly (ReadError | undefined)[];
+}
+
+/** A u64 in 32-bit halves as a CounterNumber (a number below 2^53, else a bigint). */
+function joinCounter(low: number, high: number): CounterNumber {
+  return high < 2 ** 21 ? high * 2 ** 32 + low : (BigInt(high) << 32n) | BigInt(low);
+}
 
 /** What one read of a counter set found. */
 export type SetRead =
   /** `values[i]` is the read of `counters[i]`; the list may differ from the last read (netlink). */
   | { readonly kind: 'values'; readonly counters: readonly CounterSpec[]; readonly values: readonly CounterValue[] }
+  /** The same as numbers (sysfs: parsed by the reader); valid until the set is read again. */
+  | { readonly kind: 'readings'; readonly counters: readonly CounterSpec[]; readonly readings: CounterReadings }
   /** The set's directory vanished, or was re-created (driver reload): its descriptors are stale. */
   | { readonly kind: 'gone'; readonly reason: 'vanished' | 'recreated'; readonly dir: string }
   /** The driver's list of counters changed under the set (ethtool: channels added): reopen it. */
@@ -119,8 +135,6 @@ export interface PortCounterSet {
   /** As of the last read (RDMA netlink reports counters an operator enabled since). */
   readonly counters: readonly CounterSpec[];
   reads(): ReadProgram<SetRead>;
-  /** reads() here and now, as one value per counter (a set that is gone: every value an error). */
-  read(): CounterValue[];
   close(): void;
 }
 
@@ -130,19 +144,34 @@ export interface CounterSource {
   /** Sources whose counters this one's set already reports for the same port (not read twice). */
   readonly covers?: readonly CounterSourceKind[];
   openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined>;
-  /** openReads() here and now. */
-  open(attrs: PortAttributes): PortCounterSet | undefined;
   close(): void;
 }
 
 /** The values of a read that found its set gone, as people read them. */
-export function goneValues(read: Extract<SetRead, { kind: 'gone' }>, count: number): CounterValue[] {
-  const error = read.reason === 'changed' ? `ESTALE: ${read.what}; reopen`
-    : read.reason === 'vanished' ? `ENOENT: ${read.dir} vanished` : `ESTALE: ${read.dir} was re-created; reopened`;
+function goneValues(read: Extract<SetRead, { kind: 'gone' }>, count: number): CounterValue[] {
+  const error = goneError(read);
   return Array.from({ length: count }, () => ({ ok: false, error }));
 }
 
-/** A SetRead as one value per counter (set.read()). */
+/** Why a set that is gone has no values, as people read it. */
+export function goneError(read: Extract<SetRead, { kind: 'gone' }>): ReadError {
+  if (read.reason === 'changed') return { code: 'ESTALE', op: 'read', detail: `${read.what}; reopen` };
+  return read.reason === 'vanished' ? { code: 'ENOENT', op: 'stat', path: read.dir, detail: `${read.dir} vanished` }
+    : { code: 'ESTALE', op: 'stat', path: read.dir, detail: `${read.dir} was re-created; reopened` };
+}
+
+/** A SetRead as one value per counter. */
 export function valuesOf(read: SetRead, count: number): CounterValue[] {
-  return read.kind === 'values' ? [...read.values] : goneValues(read, count);
+  if (read.kind === 'values') return [...read.values];
+  if (read.kind === 'gone') return goneValues(read, count);
+  const { low, high, errors } = read.readings;
+  return read.counters.map((_, i): CounterValue => {
+    const error = errors[i];
+    return error === undefined ? { ok: true, value: joinCounter(low[i]!, high[i]!) } : { ok: false, error };
+  });
+}
+
+/** A set read here and now (the CLI, tests), one value per counter (a set that is gone: every value an error). */
+export function valuesNow(set: PortCounterSet): CounterValue[] {
+  return valuesOf(runSync(set.reads()), set.counters.length);
 }

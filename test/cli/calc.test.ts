@@ -12,7 +12,7 @@ function run(...argv: string[]): { code: number; out: string; err: string } {
 
 describe('calc', () => {
   it('reproduces the seed v210 example from flags as JSON', () => {
-    const r = run('--media-type', 'video/v210', '--width', '1920', '--height', '1080', '--rate', '25', '--output', 'json');
+    const r = run('--media-type', 'video/v210', '--width', '1920', '--height', '1080', '--rate', '25', '--output', 'json', '--provider', 'rdma_rocev2');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual([
@@ -29,13 +29,13 @@ describe('calc', () => {
   });
 
   it('reproduces the seed audio example with --ptime', () => {
-    const r = run('--media-type', 'audio/float32', '--channels', '2', '--sample-rate', '48000', '--ptime', '10ms', '--output', 'json');
+    const r = run('--media-type', 'audio/float32', '--channels', '2', '--sample-rate', '48000', '--ptime', '10ms', '--output', 'json', '--provider', 'rdma_rocev2');
     const [o] = JSON.parse(r.out) as Record<string, unknown>[];
     expect(o).toMatchObject({ payloadBytesPerEvent: 3840, packetsPerSecond: 100, wireBytesPerSecond: 392200, eventRate: '100/1' });
   });
 
   it('reads flow files and prints one row each in a table', () => {
-    const r = run(join(flows, 'v210_1080p2997.json'), join(flows, 'data_60.json'));
+    const r = run(join(flows, 'v210_1080p2997.json'), join(flows, 'data_60.json'), '--provider', 'rdma_rocev2');
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split('\n');
     expect(lines).toHaveLength(4);
@@ -46,7 +46,7 @@ describe('calc', () => {
   });
 
   it('prints CSV with a header and the ib-mtu L3 budget', () => {
-    const r = run(join(flows, 'data_60.json'), '--ib-mtu', '4096', '--output', 'csv');
+    const r = run(join(flows, 'data_60.json'), '--ib-mtu', '4096', '--output', 'csv', '--provider', 'rdma_rocev2');
     const [header, row] = r.out.trimEnd().split('\n');
     expect(header!.split(',')).toContain('wireBytesPerSecond');
     expect(row).toContain(',4140,4096,4096,60/1,60,1,60,245760,4920,250680,245760,248400,249240,250680,245760,1,1,0,0');
@@ -147,10 +147,34 @@ describe('calc flags', () => {
     expect(run('--bit-depth', '24', '--media-type', 'audio/float32').err).toMatch(/^calc: --bit-depth must be one of 32, 64; got "24"/);
   });
 
-  it('--units bits shows the table in bits per second; JSON stays in bytes', () => {
-    const bits = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits');
+  it('--units bits shows the table in bits per second; with --output json or csv it is refused (their fields are bytes/s), exit 2', () => {
+    const bits = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits', '--provider', 'rdma_rocev2');
     expect(bits.out.split('\n')[2]).toMatch(/1\.326 Gb\/s\s+26\.836 Mb\/s\s+1\.353 Gb\/s\s+0$/);
-    const json = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits', '--output', 'json');
+    for (const output of ['json', 'csv']) {
+      const r = run(join(flows, 'v210_1080p2997.json'), '--units', 'bits', '--output', output);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toBe(`calc: --units applies to the table only; --output ${output} gives every rate in bytes per second (fields named ...BytesPerSecond)\n`);
+    }
+    const json = run(join(flows, 'v210_1080p2997.json'), '--units', 'bytes', '--output', 'json', '--provider', 'rdma_rocev2');
     expect((JSON.parse(json.out) as { wireBytesPerSecond: number }[])[0]!.wireBytesPerSecond).toBeCloseTo(169_077_000, -3);
+  });
+
+  it('the default profile is rdma_rocev2_mxl_v1 (what MXL sends), named in the table, JSON and CSV; rdma_rocev2 only by name', () => {
+    const audio = ['--media-type', 'audio/float32', '--channels', '16', '--ptime', '1ms'];
+    const table = run(...audio);
+    expect(table.code).toBe(0);
+    expect(table.out.split('\n')[2]).toMatch(/\srdma_rocev2_mxl_v1\s/);
+    const def = (JSON.parse(run(...audio, '--output', 'json').out) as { provider: string; packetsPerSecond: number; bytesPerSecond: { wire: number } }[])[0]!;
+    expect(def.provider).toBe('rdma_rocev2_mxl_v1');
+    // README "The model": 16-channel 48 kHz audio at 1 ms, 28.664 Mb/s and 5,010 pkt/s (seed: 25.232 Mb/s, 1,000 pkt/s).
+    expect(def.packetsPerSecond).toBeCloseTo(5010, 0);
+    expect(def.bytesPerSecond.wire * 8 / 1e6).toBeCloseTo(28.664, 3);
+    const seed = (JSON.parse(run(...audio, '--output', 'json', '--provider', 'rdma_rocev2').out) as { packetsPerSecond: number; bytesPerSecond: { wire: number } }[])[0]!;
+    expect(seed.packetsPerSecond).toBe(1000);
+    expect(seed.bytesPerSecond.wire * 8 / 1e6).toBeCloseTo(25.232, 3);
+    const csvRow = run(...audio, '--output', 'csv').out.split('\n')[1]!;
+    expect(csvRow.split(',')[3]).toBe('rdma_rocev2_mxl_v1');
+    expect(run('--help').out).toMatch(/--provider=PROVIDER\n\s+provider profile .*\(default: rdma_rocev2_mxl_v1\)/);
   });
 });

@@ -2,16 +2,20 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCheck } from '../../src/cli/check.js';
+import { type CheckOptions, runCheck } from '../../src/cli/check.js';
 import { PORT_CHECKS } from '../../src/cli/checks.js';
 import { writeConfig } from '../exporter/harness.js';
 import { FIXTURES_DIR, SysfsFixture } from '../fixtures/sysfs.js';
 import { addFlow, makeDomain } from '../domain/mxl-domain.mjs';
 
 function check(...argv: string[]): { code: number; out: string; err: string } {
+  return checkWith({}, ...argv);
+}
+
+function checkWith(opts: CheckOptions, ...argv: string[]): { code: number; out: string; err: string } {
   let out = '';
   let err = '';
-  const code = runCheck(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+  const code = runCheck(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t) }, opts);
   return { code, out, err };
 }
 
@@ -31,9 +35,9 @@ const finding = (r: JsonReport, name: string, direction?: string): JsonFinding =
   r.ports[0]!.findings.find((f) => f.check === name && (direction === undefined || f.values?.direction === direction))!;
 
 const sysfs = (name: string): string => join(FIXTURES_DIR, name);
-const MLX5 = (port: string): string => `
+const MLX5 = (port: string, provider = 'rdma_rocev2'): string => `
 ports:
-  - { device: mlx5_0, port: 1, ${port} }
+  - { device: mlx5_0, port: 1, provider: ${provider}, ${port} }
 flows:
   - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }
   - { flow: flows/data_60.json, device: mlx5_0, direction: rx }
@@ -46,6 +50,21 @@ afterEach(() => {
 });
 
 describe('check', () => {
+  it('exit 1 without the bounded reader: the exporter section names it, the ports still pass', () => {
+    const args = ['--config.file', writeConfig(MLX5('mtu: 4096, capacity: auto')), '--path.sysfs', sysfs('mlx5_roce')];
+    const r = checkWith({ readerLibrary: '/nonexistent/libmfe-reader.so' }, ...args);
+    expect(r.code).toBe(1);
+    const lines = r.out.split('\n');
+    expect(lines[1]).toBe('exporter');
+    expect(lines[2]).toMatch(/^ {2}FAIL {4}reader +bounded reader unavailable \(.*\/nonexistent\/libmfe-reader\.so.*\): serve would read on the event loop with no timeout; build it/);
+    expect(r.out).toMatch(/provisioning: FAIL\n$/);
+    const j = json(checkWith({ readerLibrary: '/nonexistent/libmfe-reader.so' }, ...args, '--output', 'json')) as JsonReport & { exporter: JsonFinding[] };
+    expect(j.ok).toBe(false);
+    expect(j.exporter.map((f) => [f.check, f.verdict, f.values?.bounded])).toEqual([['reader', 'fail', false]]);
+    expect(j.ports[0]!.findings.filter((f) => f.verdict === 'fail')).toEqual([]);
+    expect(check(...args).out.split('\n')[2]).toMatch(/^ {2}OK {6}reader +bounded reader loaded: every read has a timeout$/);
+  });
+
   it('exit 0: every check passes on a healthy mlx5 port; "1 port", not "1 ports"', () => {
     const r = check('--config.file', writeConfig(MLX5('mtu: 4096, capacity: auto')), '--path.sysfs', sysfs('mlx5_roce'));
     expect(r.err).toBe('');
@@ -53,7 +72,7 @@ describe('check', () => {
     const lines = r.out.trimEnd().split('\n');
     expect(lines[0]).toMatch(/: valid, 2 flows on 1 port$/);
     expect(lines.slice(1).map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual([
-      'mlx5_0/1', 'OK present', 'OK state', 'OK gid', 'OK link-rate', 'OK ib-mtu', 'OK netdev-mtu', 'OK capacity', 'OK capacity',
+      'exporter', 'OK reader', 'mlx5_0/1 (provider', 'OK present', 'OK state', 'OK gid', 'OK link-rate', 'OK ib-mtu', 'OK netdev-mtu', 'OK capacity', 'OK capacity',
       'UNKNOWN pfc', 'OK ecn', 'OK vlan', 'provisioning: ok',
     ]);
   });
@@ -65,7 +84,7 @@ describe('check', () => {
     expect(tx.values).toMatchObject({ capacityBytesPerSecond: 12.5e9, headroom: 0.9, flows: 1 });
     expect(typeof tx.values!.predictedWireBytesPerSecond).toBe('number');
     expect(tx.values!.utilization).toBeCloseTo(tx.values!.predictedWireBytesPerSecond as number / 12.5e9, 15);
-    expect(tx.detail).toContain('of 12.500 GB/s (100.000 Gb/s)');
+    expect(tx.detail).toContain('capacity 12.500 GB/s (100.000 Gb/s) x headroom');
     expect(finding(json(r), 'link-rate').values).toEqual({ linkBytesPerSecond: 12.5e9, capacityBytesPerSecond: 12.5e9 });
     expect(json(r).flows).toBe(2);
   });
@@ -112,10 +131,31 @@ flows: [{ flow: flows/data_60.json, device: bnxt_re0, direction: tx }]
     expect(finding(json(r), 'state')).toMatchObject({ verdict: 'fail', detail: 'state DOWN (Disabled)' });
   });
 
-  it('exit 1: predicted wire rate above headroom', () => {
+  it('exit 1: predicted wire rate above headroom, with the budget (capacity x headroom) and the excess', () => {
     const r = check('--config.file', writeConfig(MLX5('mtu: 4096, capacity: 1Gbps')), '--path.sysfs', sysfs('mlx5_roce'));
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/FAIL\s+capacity\s+tx: 169\.077 MB\/s predicted for 1 flow of 125\.000 MB\/s \(1\.000 Gb\/s\) \(135\.26 %, headroom 90 %\)/);
+    // 169.077 MB/s against a budget of 125 MB/s x 0.9 = 112.5 MB/s: over by 56.577 MB/s.
+    expect(r.out).toMatch(/FAIL\s+capacity\s+tx: 169\.077 MB\/s predicted for 1 flow; budget 112\.500 MB\/s \(capacity 125\.000 MB\/s \(1\.000 Gb\/s\) x headroom 90 %\): 135\.26 % of capacity, over the budget by 56\.577 MB\/s\n/);
+    const tx = finding(json(check('--config.file', writeConfig(MLX5('mtu: 4096, capacity: 1Gbps')), '--path.sysfs', sysfs('mlx5_roce'), '--output', 'json')), 'capacity', 'tx').values!;
+    expect(tx.budgetBytesPerSecond).toBe(112_500_000);
+    expect(tx.excessBytesPerSecond).toBeCloseTo(((5_529_600 + 1365 * 82) * 30000) / 1001 - 112_500_000, 3);
+  });
+
+  it('a direction with no flows but ACK traffic names it as the ACKs of the other direction\'s flows', () => {
+    const cfg = writeConfig(`ports:\n  - { device: mlx5_0, port: 1, mtu: 4096, capacity: auto }\nflows:\n  - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }\n`);
+    const r = check('--config.file', cfg, '--path.sysfs', sysfs('mlx5_roce'));
+    expect(r.out).toMatch(/OK\s+capacity\s+rx: \S+ [kM]B\/s predicted for no rx flow: the ACKs of 1 tx flow; budget /);
+    expect(r.out).toMatch(/OK\s+capacity\s+tx: \S+ MB\/s predicted for 1 flow; budget /);
+    const two = writeConfig(`ports:\n  - { device: mlx5_0, port: 1, mtu: 4096, capacity: auto }\nflows:\n  - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }\n  - { flow: flows/data_60.json, device: mlx5_0, direction: rx }\n`);
+    expect(check('--config.file', two, '--path.sysfs', sysfs('mlx5_roce')).out).toMatch(/capacity\s+rx: \S+ [kM]B\/s predicted for 1 rx flow and the ACKs of 1 tx flow; /);
+  });
+
+  it('without provider: the profile is rdma_rocev2_mxl_v1, and the port line says which profile', () => {
+    const cfg = writeConfig(`ports:\n  - { device: mlx5_0, port: 1, mtu: 4096, capacity: auto }\nflows:\n  - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }\n`);
+    const r = check('--config.file', cfg, '--path.sysfs', sysfs('mlx5_roce'));
+    expect(r.out).toMatch(/^mlx5_0\/1 \(provider profile rdma_rocev2_mxl_v1\)$/m);
+    expect(json(check('--config.file', cfg, '--path.sysfs', sysfs('mlx5_roce'), '--output', 'json')).ports[0]).toMatchObject({ providers: ['rdma_rocev2_mxl_v1'] });
+    expect(check('--config.file', writeConfig(MLX5('mtu: 4096')), '--path.sysfs', sysfs('mlx5_roce')).out).toMatch(/^mlx5_0\/1 \(provider profile rdma_rocev2\)$/m);
   });
 
   it('includes the flows found in MXL domains in the predictions, and says what it found', () => {
@@ -152,7 +192,7 @@ flows: [{ flow: flows/data_60.json, device: bnxt_re0, direction: tx }]
     fixture.setCounter('mlx5_0', 1, 'hw_counters', 'rp_cnp_handled', 0);
     fixture.setCounter('mlx5_0', 1, 'hw_counters', 'rp_cnp_ignored', 7712);
     // A profile that counts an 802.1Q tag, on an untagged netdev.
-    const cfg = writeConfig(`providers: [{ name: rocev2_vlan, base: rdma_rocev2, l2HeaderBytes: 18 }]${MLX5('mtu: 4096, capacity: auto, provider: rocev2_vlan')}`);
+    const cfg = writeConfig(`providers: [{ name: rocev2_vlan, base: rdma_rocev2, l2HeaderBytes: 18 }]${MLX5('mtu: 4096, capacity: auto', 'rocev2_vlan')}`);
     const r = check('--config.file', cfg, '--path.sysfs', fixture.root);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/\n {2}WARN {4}ecn {8}every CNP received was ignored: the adapter's ECN reaction point \(DCQCN\) is off/);

@@ -46,6 +46,16 @@ describe('serve', () => {
       'To try the exporter, the shipped example is config/example.yaml (npm start uses it); README "Configuration" describes the keys\n');
   });
 
+  it('--web.listen-address 9842 (no host:port form) exits 2 with a clear message, before loading or probing anything', () => {
+    const file = writeConfig(CONFIG);
+    for (const addr of ['9842', 'localhost', ':99999']) {
+      const r = spawnSync(process.execPath, [MAIN, 'serve', `--config.file=${file}`, `--path.sysfs=${SYSFS}`, '--web.listen-address', addr], { encoding: 'utf8', timeout: 10_000 });
+      expect(r.status).toBe(2);
+      // One line, no log: nothing was started (the port probing logs "port found" and the like).
+      expect(r.stderr).toBe(`serve: --web.listen-address "${addr}" is not [host]:port: give host:port or :port, e.g. --web.listen-address=:9842 or 127.0.0.1:9842\n`);
+    }
+  });
+
   it('an invalid config at start is said once per problem (it was printed twice)', () => {
     const file = writeConfig('drfit: { tolerance: 0.05 }\n');
     const r = spawnSync(process.execPath, [MAIN, 'serve', `--config.file=${file}`, `--path.sysfs=${SYSFS}`, '--web.listen-address=127.0.0.1:0'], { encoding: 'utf8', timeout: 10_000 });

@@ -81,6 +81,17 @@ describe('flow files', () => {
     await expect(loadConfigAsync(file, reader)).rejects.toThrow(new RegExp(`f${n - 2}\\.json`));
   });
 
+  it('a flow: path with ./, ../ or doubled slashes names the file path.resolve() names', async () => {
+    const dir = configDir();
+    mkdirSync(join(dir, 'flows/sub'));
+    copyFileSync(join(flowsDir, 'data_60.json'), join(dir, 'flows/sub/a.json'));
+    const spellings = ['flows/sub/a.json', './flows/sub/a.json', 'flows/./sub/a.json', 'flows//sub/a.json', 'flows/sub/../sub/a.json', `${dir}/flows/sub/a.json`];
+    writeFileSync(join(dir, 'config.yaml'), `flows:\n${spellings.map((s, i) => `  - { flow: "${s}", device: rxe0, direction: ${i % 2 ? 'rx' : 'tx'}, port: ${i + 1} }\n`).join('')}`);
+    for (const c of await loadBoth(join(dir, 'config.yaml'))) expect(c.flows.map((f) => f.flow.file)).toEqual(spellings.map(() => join(dir, 'flows/sub/a.json')));
+    writeFileSync(join(dir, 'config.yaml'), 'flows:\n  - { flow: flows/../../a.json, device: rxe0, direction: tx }\n');
+    expect(() => loadConfig(join(dir, 'config.yaml'))).toThrow(/"flows\/\.\.\/\.\.\/a\.json" is outside the config's folder/);
+  });
+
   it('isInside: the folder itself and below it, nothing else', () => {
     expect(isInside('/etc/mfe', '/etc/mfe')).toBe(true);
     expect(isInside('/etc/mfe', '/etc/mfe/flows/a.json')).toBe(true);

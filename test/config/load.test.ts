@@ -3,21 +3,15 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync, syml
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseConfig } from '../../src/config/load.js';
+import { parseYamlFast } from '../../src/input/fastyaml.js';
 import { InputError, formatProblem } from '../../src/input/problems.js';
 import { rational } from '../../src/model/index.js';
+import { configProblems } from './problems.js';
 
 const example = join(__dirname, '../../config/example.yaml');
 const flowsDir = join(__dirname, '../fixtures/flows');
 
-function problems(file: string, text: string): string[] {
-  try {
-    parseConfig(file, text);
-  } catch (e) {
-    if (e instanceof InputError) return e.problems.map(formatProblem);
-    throw e;
-  }
-  throw new Error('expected InputError');
-}
+const problems = configProblems;
 
 function tempConfig(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'mfe-config-'));
@@ -65,7 +59,7 @@ flows:
     const c = loadConfig(file);
     expect(c.ports.map((p) => [p.device, p.provider.name, p.mtu, p.capacityBitsPerSecond, p.declared])).toEqual([
       ['rxe0', 'lab', { kind: 'ib', bytes: 4096 }, 10e9, true],
-      ['rxe1', 'rdma_rocev2', 'auto', 'auto', false],
+      ['rxe1', 'rdma_rocev2_mxl_v1', 'auto', 'auto', false],
     ]);
     expect(c.flows[0]!.provider.wireOverheadBytes).toBe(86);
     expect(c.flows[0]!.provider.grainHeaderBytes.data).toBe(8192);
@@ -118,5 +112,71 @@ flows:
     expect(problems(file, readFileSync(file, 'utf8'))).toEqual([
       `${file}:2:13: flows[0].flow: "flows/link.json" is outside the config's folder ${join(file, '..')}; flow files must live under it (symlinks included)`,
     ]);
+  });
+});
+
+describe('the default provider profile', () => {
+  it('is rdma_rocev2_mxl_v1 for a port, flow, domain and user profile base without one; the example names the seed\'s rdma_rocev2', () => {
+    const c = parseConfig('/tmp/c.yaml', `
+providers: [{ name: mine, wireOverheadBytes: 86 }]
+ports: [{ device: rxe0, port: 1, mtu: 4096 }]
+domains: [{ path: /dev/shm/mxl, device: rxe0, direction: tx }]
+`);
+    expect(c.ports[0]!.provider.name).toBe('rdma_rocev2_mxl_v1');
+    expect(c.domains[0]!.provider.name).toBe('rdma_rocev2_mxl_v1');
+    expect(c.providers.get('mine')!.grainHeaderBytes.video).toBe(8192);
+    expect(loadConfig(example).ports[0]!.provider.name).toBe('rdma_rocev2');
+  });
+});
+
+describe('YAML syntax errors: where the mistake is, and one message for one mistake', () => {
+  const ELEVEN = `sampling:
+  interval: 1s
+  window: 10s
+ports:
+  - device: mlx5_0
+    port: 1
+    provider: "rdma_rocev2
+    mtu: 4096
+    capacity: auto
+flows:
+  - { flow: flows/data.json, device: mlx5_0, port: 1, direction: rx }
+`;
+  it('an unclosed quote on line 7 of an 11-line file is reported at line 7 (it was 12:1, past the end)', () => {
+    const file = tempConfig(ELEVEN);
+    expect(problems(file, ELEVEN)).toEqual([`${file}:7:15: the string opened by " here is never closed: it runs to the end of the file`]);
+    expect(problems(file, ELEVEN.replace('"rdma_rocev2', "'rdma_rocev2"))).toEqual([`${file}:7:15: the string opened by ' here is never closed: it runs to the end of the file`]);
+  });
+
+  it('a missing colon after flows is one message naming it (it was 14), with the count of what follows', () => {
+    const text = `ports:
+  - { device: mlx5_0, port: 1, mtu: 4096, capacity: auto }
+flows
+  - { flow: flows/data.json, device: mlx5_0, port: 1, direction: tx }
+  - { flow: flows/data.json, device: mlx5_0, port: 1, direction: rx }
+`;
+    const file = tempConfig(text);
+    const found = problems(file, text);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:1: "flows" needs a colon to be a key \\("flows:"\\); without it the lines below are read as part of it \\(\\d+ more syntax errors after it, most likely caused by it: fix this one first\\)$`));
+  });
+
+  it('the fast YAML path leaves both to the yaml package, so loadConfig() and parseConfig() say the same', () => {
+    const file = tempConfig(ELEVEN);
+    let viaLoad: string[] = [];
+    try {
+      loadConfig(file);
+    } catch (e) {
+      viaLoad = (e as InputError).problems.map(formatProblem);
+    }
+    expect(viaLoad).toEqual(problems(file, ELEVEN));
+    const fast = (text: string): unknown => {
+      const g = parseYamlFast(text);
+      let r = g.next();
+      while (!r.done) r = g.next();
+      return r.value;
+    };
+    expect(fast(ELEVEN)).toBeUndefined();
+    expect(fast('flows\n  - { flow: a.json }\n')).toBeUndefined();
   });
 });

@@ -1,19 +1,11 @@
 // User provider profiles: the transfer-model fields (issue 12) and the older messageHeaderBytes.
 import { describe, it, expect } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { InputError, formatProblem } from '../../src/input/problems.js';
+import { configProblems } from './problems.js';
 
 const FILE = '/etc/mxl-fabric-exporter/config.yaml';
 const profile = (line: string) => parseConfig(FILE, `providers:\n  - ${line}\n`).providers.get('p')!;
-function problems(line: string): string[] {
-  try {
-    parseConfig(FILE, `providers:\n  - ${line}\n`);
-  } catch (e) {
-    if (e instanceof InputError) return e.problems.map(formatProblem);
-    throw e;
-  }
-  throw new Error('expected InputError');
-}
+const problems = (line: string): string[] => configProblems(FILE, `providers:\n  - ${line}\n`);
 
 describe('provider profiles', () => {
   it('inherit the transfer fields from their base and override them', () => {

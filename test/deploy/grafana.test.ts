@@ -107,7 +107,7 @@ describe('deploy/grafana/provisioning/alerting/mxl-fabric-drift.yml', () => {
       expect(threshold.model.conditions[0].evaluator).toEqual({ type: 'gt', params: [1] });
       expect(r.condition).toBe(threshold.refId);
       expect(r.labels.severity).toBe('warning');
-      expect(r.annotations.runbook_url).toMatch(/#mxlfabricmodeldrift$/);
+      expect(r.annotations.runbook_url).toBeUndefined(); // no invented URL (README "Runbook")
     }
   });
 });
@@ -123,5 +123,23 @@ describe('deploy/grafana/dashboard.json fabric-health row', () => {
     for (const family of ['port_pause_duration_seconds_total', 'port_pause_frames_total', 'port_ecn_marked_packets_total', 'port_cnp_ignored_total',
       'port_transport_errors_total', 'port_discards_total', 'flow_info', 'port_pfc_enabled', 'port_vlan_tagged']) expect(exprs).toContain(`mxl_fabric_${family}`);
     for (const e of exprs.split('\n')) expect(e).toContain('device=~"$device",port=~"$port"');
+  });
+});
+
+describe('deploy/grafana/dashboard.json facility row', () => {
+  it('lists the flows sender -> receiver with the state on both ends, from the facility recording rules', () => {
+    const titles = dataPanels.map((p) => p.title as string);
+    const row = panels.find((p) => p.type === 'row' && /^Facility/.test(p.title));
+    expect(row).toBeDefined();
+    const table = dataPanels.find((p) => p.title === 'Flows across hosts: sender -> receiver')!;
+    expect(table.gridPos.y).toBeGreaterThan(row!.gridPos.y);
+    const expr = (table.targets as Obj[]).map((t) => t.expr as string).join('\n');
+    expect(expr).toContain('flow_id:mxl_fabric_flow_path:state{rx_instance=~"$instance"}');
+    expect(expr).toContain('flow_id:mxl_fabric_flow_path:state{tx_instance=~"$instance"}');
+    const order = table.transformations.find((t: Obj) => t.id === 'organize').options.indexByName as Record<string, number>;
+    expect(Object.entries(order).sort((a, b) => a[1] - b[1]).map(([k]) => k)).toEqual(
+      ['label', 'tx_site', 'tx_instance', 'tx_device', 'tx_port', 'tx_state', 'rx_site', 'rx_instance', 'rx_device', 'rx_port', 'rx_state', 'flow_id']);
+    expect(table.fieldConfig.overrides.map((o: Obj) => o.matcher.options)).toEqual(['sender state', 'receiver state']);
+    expect(titles).toContain('Grains received / sent');
   });
 });

@@ -6,7 +6,7 @@
  * generated from deploy/prometheus/rules, and the ConfigMap's config accepted by `check`.
  */
 import { describe, it, expect } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ const promtool = tool('promtool', 'prometheus');
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 interface Manifest { file: string; doc: Obj }
 
-const MANIFESTS: Manifest[] = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort().flatMap((file) =>
+const MANIFESTS: Manifest[] = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && !f.endsWith('-patch.yaml')).sort().flatMap((file) =>
   parseAllDocuments(readFileSync(join(K8S, file), 'utf8')).map((d) => {
     if (d.errors.length) throw new Error(`${file}: ${d.errors.map((e) => e.message).join('; ')}`);
     return { file, doc: d.toJS() as Obj };
@@ -87,6 +87,14 @@ describe('deploy/kubernetes manifests', { timeout: 60_000 }, () => {
     expect(control.join('\n')).toMatch(/readOnlyRootFileSystem/);
   });
 
+  it('the DaemonSet sees the host\'s pids (connections name their processes), and ptrace-patch.yaml adds CAP_SYS_PTRACE alone', () => {
+    expect(one('DaemonSet').spec.template.spec.hostPID).toBe(true);
+    const patch = parse(readFileSync(join(K8S, 'ptrace-patch.yaml'), 'utf8')) as Obj;
+    expect(patch.metadata).toEqual({ name: one('DaemonSet').metadata.name, namespace: one('DaemonSet').metadata.namespace });
+    expect(patch.spec.template.spec.securityContext).toEqual({ runAsNonRoot: false, runAsUser: 0 });
+    expect(patch.spec.template.spec.containers).toEqual([{ name: 'exporter', securityContext: { capabilities: { drop: ['ALL'], add: ['SYS_PTRACE'] } } }]);
+  });
+
   it('the DaemonSet runs unprivileged on the host network with /sys read-only and /dev/infiniband', () => {
     const ds = one('DaemonSet');
     const pod = ds.spec.template.spec;
@@ -108,9 +116,10 @@ describe('deploy/kubernetes manifests', { timeout: 60_000 }, () => {
     // The MXL domain: the node's /dev/shm read-only at the same path, so /dev/shm/mxl is the same inside.
     expect(volume('shm').hostPath).toEqual({ path: '/dev/shm', type: 'Directory' });
     expect(mount('shm')).toMatchObject({ mountPath: '/dev/shm', readOnly: true });
+    // The packaged default (config/default.yaml, as the image ships it): bind: auto on /dev/shm/mxl, nothing else.
     const config = parse(one('ConfigMap').data['config.yaml'] as string) as { domains: { path: string }[]; flows?: unknown[] };
-    expect(config.domains.map((d) => d.path)).toEqual(['/dev/shm/mxl']);
-    expect(config.flows).toBeUndefined();
+    expect(config).toEqual(parse(readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8')));
+    expect(config).toEqual({ domains: [{ path: '/dev/shm/mxl', bind: 'auto' }] });
     // Only labelled RDMA media nodes.
     expect(pod.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', 'mxl-fabric/rdma': 'true' });
     expect(c.livenessProbe.httpGet.path).toBe('/-/healthy');
@@ -167,27 +176,41 @@ describe('deploy/kubernetes manifests', { timeout: 60_000 }, () => {
     }
   });
 
-  it('the ConfigMap\'s config.yaml passes `mxl-fabric-exporter check` on the mlx5_roce fixture, with the flows of a node\'s domain', () => {
+  /** `check` on the mlx5_roce fixture with the config's /dev/shm/mxl replaced by a node's domain holding one 1080p25 flow. */
+  function checkWithNodeDomain(configText: string): SpawnSyncReturns<string> {
     const main = join(ROOT, 'dist', 'cli', 'main.js');
     if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
     const dir = mkdtempSync(join(tmpdir(), 'mfe-cm-'));
     try {
-      // A node's domain with one 1080p25 flow, where /dev/shm/mxl would be.
       const domain = makeDomain();
       addFlow(domain, {
         id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d71', label: 'Node camera', format: 'urn:x-nmos:format:video',
         tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['Node camera:Video'] }, media_type: 'video/v210', grain_rate: { numerator: 25 },
         frame_width: 1920, frame_height: 1080, interlace_mode: 'progressive',
       }, { id: '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d71', format: 1, rate: [25n, 1n] });
-      writeFileSync(join(dir, 'config.yaml'), (one('ConfigMap').data['config.yaml'] as string).replace('/dev/shm/mxl', domain));
-      const r = spawnSync(process.execPath, [main, 'check', '--config.file', join(dir, 'config.yaml'), '--path.sysfs', join(ROOT, 'test', 'fixtures', 'sysfs', 'mlx5_roce')], { encoding: 'utf8' });
-      expect(r.status, r.stdout + r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/valid, 1 flow \(0 configured, 1 found in MXL domains\) on 1 port/);
-      expect(r.stdout).toMatch(/OK +domain +.*: 1 flow found, 1 selected and included/);
-      expect(r.stdout).toMatch(/provisioning: ok/);
+      writeFileSync(join(dir, 'config.yaml'), configText.replaceAll('/dev/shm/mxl', domain));
+      return spawnSync(process.execPath, [main, 'check', '--config.file', join(dir, 'config.yaml'), '--path.sysfs', join(ROOT, 'test', 'fixtures', 'sysfs', 'mlx5_roce')], { encoding: 'utf8' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  it('the ConfigMap\'s config.yaml (bind: auto) passes `mxl-fabric-exporter check` on the mlx5_roce fixture', () => {
+    const r = checkWithNodeDomain(one('ConfigMap').data['config.yaml'] as string);
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    // Without connections (none in a fixture) a bind: auto flow is bound nowhere yet: no port, no flow to provision.
+    expect(r.stdout).toMatch(/valid, 0 flows \(0 configured, 0 found in MXL domains; 1 more found, not bound yet: no connection carries it \(bind: auto\)\) on 0 ports/);
+    expect(r.stdout).toMatch(/provisioning: ok/);
+  });
+
+  it('its commented explicit binding, uncommented, passes `check` with the flow bound on mlx5_0', () => {
+    const text = one('ConfigMap').data['config.yaml'] as string;
+    const example = text.slice(text.indexOf('# ports:')).split('\n').map((l) => l.replace(/^# ?/, '')).join('\n');
+    const r = checkWithNodeDomain(example);
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/valid, 1 flow \(0 configured, 1 found in MXL domains\) on 1 port/);
+    expect(r.stdout).toMatch(/OK +domain +.*: 1 flow found, 1 selected and included/);
+    expect(r.stdout).toMatch(/provisioning: ok/);
   });
 });
 

@@ -14,7 +14,7 @@ import { parse } from 'yaml';
 import { SysfsFixture } from '../fixtures/sysfs.js';
 import { addFlow, commit } from '../domain/mxl-domain.mjs';
 import { loadPosix } from '../../src/ffi/posix.js';
-import { ROOT, freePort, tool } from './tools.js';
+import { ROOT, freePort, tool, waitFor } from './tools.js';
 
 const prometheus = tool('prometheus', 'prometheus');
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
@@ -23,7 +23,9 @@ const DEVICE = 'mlx5_0';
 const NETDEV = 'ens1f0np0';
 const TX_FACTOR = 1.1; // tx runs 10 % above the model: drift beyond the 5 % tolerance
 // The video (tx) and the audio (rx) flows are also followed in MXL domains, kept live by the
-// test, so that the flow state panels, queries and rules have data.
+// test, so that the flow state panels, queries and rules have data. The video is received back
+// on the same host (a copy in the rx domain), so that the facility's sender -> receiver rules
+// have a path.
 const VIDEO_ID = '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d01';
 const AUDIO_ID = '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d04';
 const CONFIG = (domain: string, rxDomain: string): string => `
@@ -57,21 +59,13 @@ function stop(p: Proc | undefined): Promise<void> {
     p.child.kill('SIGTERM');
   });
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, logs: () => string): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(250);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}\n${logs()}`);
-}
+
+/**
+ * Recording rules over the RDMA connections the kernel tracks (README "Connections"): this host
+ * has no RDMA, so the exporter here has no connection and they stay empty; promtool's unit tests
+ * (deploy/prometheus/tests/facility.test.yml) give them data instead.
+ */
+const NEEDS_RDMA_CONNECTIONS = new Set(['flow_id:mxl_fabric_connection_path:info']);
 
 interface PromResult { metric: Record<string, string>; value: [number, string] }
 let promBase = '';
@@ -154,6 +148,8 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
     const videoDir = addFlow(domain, flowText('v210_1080p2997.json'),
       { id: VIDEO_ID, format: 1, rate: [30000n, 1001n], grainCount: 3, headIndex: 0n, lastWriteTime: tai() });
     const audioDir = addFlow(rxDomain, flowText('audio_2ch_48k.json'), { id: AUDIO_ID, format: 2, rate: [48000n, 1n], channelCount: 2 });
+    const videoRxDir = addFlow(rxDomain, flowText('v210_1080p2997.json'),
+      { id: VIDEO_ID, format: 1, rate: [30000n, 1001n], grainCount: 3, headIndex: 0n, lastWriteTime: tai() });
     writeFileSync(join(dir, 'cfg', 'config.yaml'), CONFIG(domain, rxDomain));
 
     const exporterPort = await freePort();
@@ -199,6 +195,7 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
       fx!.setNetdevStat(NETDEV, 'rx_bytes', base.rxBytes + n(rates.rx.bytes));
       fx!.setNetdevStat(NETDEV, 'rx_packets', base.rxPackets + n(rates.rx.packets));
       commit(videoDir, n(30000 / 1001), tai());
+      commit(videoRxDir, n(30000 / 1001), tai());
       commit(audioDir, n(48000), 0n);
     };
     advance();
@@ -299,7 +296,7 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
     const bad = rules.filter((r) => r.health !== 'ok').map((r) => `${r.name}: ${r.health} ${r.lastError ?? ''}`);
     expect(bad, bad.join('\n')).toEqual([]);
     const empty: string[] = [];
-    for (const r of rules.filter((x) => x.type === 'recording')) {
+    for (const r of rules.filter((x) => x.type === 'recording' && !NEEDS_RDMA_CONNECTIONS.has(x.name))) {
       if ((await query(r.name)).result.length === 0) empty.push(r.name);
     }
     expect(empty, `recording rules without data: ${empty.join(', ')}`).toEqual([]);
@@ -319,6 +316,6 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
     expect(alert.annotations.description).not.toMatch(/error/i);
     expect(alert.annotations.description).toMatch(/drift tolerance of 5%/);
     expect(alert.annotations.description).toMatch(/Predicted [\d.]+[kMG]?\/s at layer l2\. Measured [\d.]+[kMG]?\/s\./);
-    expect(alert.annotations.runbook_url).toMatch(/#mxlfabricmodeldrift$/);
+    expect(alert.annotations.runbook_url).toBeUndefined(); // no invented URL (README "Runbook")
   });
 });

@@ -5,7 +5,6 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { createServer } from 'node:net';
 
 export const IN_CI = Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0';
 
@@ -47,15 +46,25 @@ export function tool(name: string, debianPackage: string): Tool {
   };
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
+export { freePort } from '../lib/free-port.mjs';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Polls `fn` every 250 ms until it gives a value (an exception counts as not yet), for at most
+ * `timeoutMs`; then fails naming `what`, the last error and `logs()`.
+ */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, logs: () => string): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}\n${logs()}`);
 }

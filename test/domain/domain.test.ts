@@ -44,7 +44,7 @@ describe('MXL domain discovery', () => {
 
     run = await startDaemon('empty', `
 sampling: { interval: 1s, window: 4s }
-ports: [{ device: rxe0, port: 1, mtu: 4096 }]
+ports: [{ device: rxe0, port: 1, provider: rdma_rocev2, mtu: 4096 }]
 flows:
   - { flow: flows/data_60.json, device: rxe0, direction: tx }
 domains:

@@ -191,7 +191,7 @@ describe('an MXL domain that cannot be read', () => {
     const missing = join(parent, 'not-yet');
     run = await startDaemon('rxe_6_1', `
 sampling: { interval: 1s, window: 4s }
-ports: [{ device: rxe0, port: 1, mtu: auto }]
+ports: [{ device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto }]
 flows:
   - { flow: flows/data_60.json, device: rxe0, direction: tx, expect: always }
 domains:

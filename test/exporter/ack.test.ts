@@ -3,10 +3,11 @@
 // has active IB MTU 4096; a 60 grains/s data flow under rdma_rocev2_mxl_v1 is one 12,288-byte
 // write per grain (4096 + the 8192-byte header) = 3 packets, answered by one 62-byte ACK.
 import { describe, it, expect, afterEach } from 'vitest';
-import { one, startDaemon, type Running } from './harness.js';
+import { one, startDaemon, stopDaemons, type Running } from './harness.js';
 
 const CONFIG = `
 sampling: { interval: 1s, window: 4s }
+metrics: { flow_layers: [media, payload, l3, l2, wire] }
 ports:
   - { device: rxe0, port: 1, mtu: auto, capacity: auto, provider: rdma_rocev2_mxl_v1 }
 flows:
@@ -14,10 +15,7 @@ flows:
 `;
 
 let run: Running | undefined;
-afterEach(async () => {
-  await run?.stop();
-  run = undefined;
-});
+afterEach(stopDaemons);
 
 describe('ACK predictions', () => {
   it('puts a tx flow\'s ACKs on the port\'s rx and compares them with the rx counters', async () => {

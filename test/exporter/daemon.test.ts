@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { one, series, startDaemon, type Running } from './harness.js';
+import { one, series, startDaemon, stopDaemons, type Running } from './harness.js';
 
 // rxe0 on veth0 (fixture rxe_6_1): active IB MTU 4096, so each 4096-byte data grain
 // is one packet: 60 packets/s and 60 x (4096 + 44 + 14) = 249,240 l2 bytes/s.
@@ -10,16 +10,13 @@ const RXE_CONFIG = `
 sampling: { interval: 1s, window: 4s }
 drift: { tolerance: 0.05 }
 ports:
-  - { device: rxe0, port: 1, mtu: auto, capacity: auto }
+  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
 flows:
   - { flow: flows/data_60.json, device: rxe0, port: 1, direction: tx }
 `;
 
 let run: Running | undefined;
-afterEach(async () => {
-  await run?.stop();
-  run = undefined;
-});
+afterEach(stopDaemons);
 
 /** Advances rxe0's tx counters as `seconds` of traffic at the given rates. */
 async function traffic(r: Running, state: { pkts: bigint; bytes: bigint }, pktsPerSecond: number, bytesPerSecond: number, seconds = 1): Promise<void> {
@@ -167,6 +164,25 @@ describe('daemon over HTTP on fixture trees', () => {
     expect(r.headers.get('allow')).toBe('GET');
     expect((await run.get('/-/reload')).status).toBe(405);
     expect((await run.get('/metrics')).headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+  });
+});
+
+describe('without the bounded reader (native/build/libmfe-reader.so missing)', () => {
+  it('/-/ready is 503 naming the reader, the landing page says it in red, reads_bounded 0', async () => {
+    run = await startDaemon('empty', 'flows: []\n', undefined, () => ({ readerLibrary: '/nonexistent/libmfe-reader.so' }));
+    const ready = await run.get('/-/ready');
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toMatch(/^Not ready: bounded reader unavailable \(.*\/nonexistent\/libmfe-reader\.so.*\): reads run on the event loop with no timeout\n$/);
+    const page = await (await run.get('/')).text();
+    expect(page).toMatch(/<p class="alarm" id="reader">Reads are not bounded: the native reader \(native\/build\/libmfe-reader\.so\) is unavailable/);
+    expect(one(await run.scrape(), 'mxl_fabric_exporter_reads_bounded')).toBe(0);
+  });
+
+  it('with the reader: ready, no alarm, reads_bounded 1', async () => {
+    run = await startDaemon('empty', 'flows: []\n');
+    expect(await (await run.get('/-/ready')).text()).toBe('Ready\n');
+    expect(await (await run.get('/')).text()).not.toContain('class="alarm"');
+    expect(one(await run.scrape(), 'mxl_fabric_exporter_reads_bounded')).toBe(1);
   });
 });
 

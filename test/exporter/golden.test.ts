@@ -18,6 +18,14 @@ import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 import type { FixtureName, SysfsFixture } from '../fixtures/sysfs.js';
 import type { DaemonOptions } from '../../src/exporter/daemon.js';
 import { mlx5EthtoolAndDcb } from './fabric-measurement.js';
+import { FakeRestrackKernel } from '../sources/restrack/fake-kernel.js';
+import { ProcFixture, mapsLine } from '../sources/procfs/fixture.js';
+
+let restrack: FakeRestrackKernel | undefined;
+let proc: ProcFixture | undefined;
+let connectionsDomain = '';
+/** The model's packets per second for VIDEO_FLOW on rxe0 (flow_predicted_packets_per_second in rxe_connections.prom). */
+const VIDEO_PACKETS_PER_SECOND = 33_750;
 
 const GOLDEN_DIR = join(__dirname, 'golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -58,6 +66,25 @@ const VIDEO_FLOW = {
   grain_rate: { numerator: 25 }, frame_width: 1920, frame_height: 1080, interlace_mode: 'progressive',
 };
 
+/** The mlx5_roce scenarios' config, `extra` lines after `sampling`. */
+const mlx5RoceConfig = (extra: string): string => `
+sampling: { interval: 1s, window: 4s }
+${extra}ports:
+  - { device: mlx5_0, port: 1, provider: rdma_rocev2_mxl_v1, mtu: 4096, capacity: 100Gbps, headroom: 0.8 }
+flows:
+  - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }
+  - { flow: flows/data_60.json, device: mlx5_0, direction: rx }
+`;
+
+/** mlx5_0's PMA counters (octets / 4) over three samples. */
+async function driveMlx5Roce(run: Running): Promise<void> {
+  for (let i = 1; i <= 3; i++) {
+    run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_data', 1_000_000 + i * 42_000_000);
+    run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_packets', 500 + i * 41_000);
+    await run.tick(1);
+  }
+}
+
 const SCENARIOS: readonly Scenario[] = [
   {
     // rxe on Linux 6.1: hw_counters packets and netdev bytes, traffic exactly as the model says.
@@ -67,7 +94,7 @@ const SCENARIOS: readonly Scenario[] = [
 sampling: { interval: 1s, window: 4s }
 drift: { tolerance: 0.05 }
 ports:
-  - { device: rxe0, port: 1, mtu: auto, capacity: auto }
+  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
 flows:
   - { flow: flows/data_60.json, device: rxe0, port: 1, direction: tx }
   - { flow: flows/audio_2ch_48k.json, device: rxe0, port: 1, direction: rx }
@@ -88,21 +115,15 @@ flows:
     // mlx5 RoCE: PMA counters (octets / 4) and hw_counters, configured MTU and capacity.
     name: 'mlx5_roce',
     fixture: 'mlx5_roce',
-    config: () => `
-sampling: { interval: 1s, window: 4s }
-ports:
-  - { device: mlx5_0, port: 1, provider: rdma_rocev2_mxl_v1, mtu: 4096, capacity: 100Gbps, headroom: 0.8 }
-flows:
-  - { flow: flows/v210_1080p2997.json, device: mlx5_0, direction: tx }
-  - { flow: flows/data_60.json, device: mlx5_0, direction: rx }
-`,
-    drive: async (run) => {
-      for (let i = 1; i <= 3; i++) {
-        run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_data', 1_000_000 + i * 42_000_000);
-        run.fx.setCounter('mlx5_0', 1, 'counters', 'port_xmit_packets', 500 + i * 41_000);
-        await run.tick(1);
-      }
-    },
+    config: () => mlx5RoceConfig(''),
+    drive: driveMlx5Roce,
+  },
+  {
+    // The mlx5_roce scenario at the smallest series budget: no flow_predicted_bytes_per_second.
+    name: 'mlx5_roce_flow_layers_min',
+    fixture: 'mlx5_roce',
+    config: () => mlx5RoceConfig('metrics: { flow_layers: [] }\n'),
+    drive: driveMlx5Roce,
   },
   {
     // mlx5 with what only the real /sys gives: the netdev's ethtool statistics (mlx5_core's
@@ -112,7 +133,7 @@ flows:
     fixture: 'mlx5_roce',
     config: () => `
 ports:
-  - { device: mlx5_0, port: 1, mtu: 4096, capacity: 100Gbps }
+  - { device: mlx5_0, port: 1, provider: rdma_rocev2, mtu: 4096, capacity: 100Gbps }
 flows:
   - { flow: flows/data_60.json, device: mlx5_0, direction: tx }
 `,
@@ -144,12 +165,59 @@ flows:
     },
   },
   {
+    // RDMA connections from restrack (an in-memory kernel): an MXL-like sender with a cm_id whose
+    // sq_psn moves as sent_pkts does (coverage 1), a QP without cm_id receiving, one in ERR.
+    // The sender's process (a /proc fixture) maps the domain's video flow: the connection carries
+    // it, measured at exactly its predicted packets per second (drift 0).
+    name: 'rxe_connections',
+    fixture: 'rxe_6_1',
+    config: ({ domain }) => {
+      connectionsDomain = domain;
+      return `
+sampling: { interval: 1s, window: 4s }
+ports:
+  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
+flows: []
+domains:
+  - { path: ${domain}, device: rxe0, direction: tx }
+`;
+    },
+    options: () => {
+      proc = ProcFixture.create();
+      proc.add({
+        pid: 202, comm: 'mxl-fabrics-dem', startTicks: 4242n, cgroup: `0::/system.slice/docker-${'c'.repeat(64)}.scope\n`,
+        maps: `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `${connectionsDomain}/${VIDEO_FLOW.id}.mxl-flow/grains/data.0`, inode: 12 })}\n`,
+      });
+      restrack = new FakeRestrackKernel();
+      restrack.device(3, 'rxe0', [
+        { lqpn: 1, sqPsn: 2, type: 1 },
+        { lqpn: 33, sqPsn: 16_777_200, rqPsn: 500, rqpn: 33, pid: 202 },
+        { lqpn: 40, sqPsn: 7, rqPsn: 1000, rqpn: 41, pid: 300 },
+        { lqpn: 50, sqPsn: 9, rqPsn: 9, rqpn: 51, pid: 301, state: 6 },
+      ], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }]);
+      const k = restrack;
+      return { restrack: () => ({ ok: true, transport: k.transport() }), procRoot: proc.root };
+    },
+    drive: async (run) => {
+      let pkts = 200n;
+      for (let i = 0; i < 3; i++) {
+        pkts += BigInt(VIDEO_PACKETS_PER_SECOND);
+        run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
+        run.fx.setCounter('rxe0', 1, 'hw_counters', 'rcvd_pkts', 100n + 30n * BigInt(i + 1));
+        const qps = restrack!.qps.get('rxe0')!;
+        qps[1]!.sqPsn = (qps[1]!.sqPsn + VIDEO_PACKETS_PER_SECOND) % 2 ** 24; // wraps past 2^24 on the first tick
+        qps[2]!.rqPsn = qps[2]!.rqPsn! + 30;
+        await run.tick(1);
+      }
+    },
+  },
+  {
     // No RDMA at all: predictions only; plus a flow found in an MXL domain.
     name: 'no_rdma_domain',
     fixture: 'empty',
     config: ({ domain }) => `
 sampling: { interval: 1s, window: 4s }
-ports: [{ device: rxe0, port: 1, mtu: 4096, capacity: 10Gb/s }]
+ports: [{ device: rxe0, port: 1, provider: rdma_rocev2, mtu: 4096, capacity: 10Gb/s }]
 flows:
   - { flow: flows/data_60.json, device: rxe0, direction: tx }
 domains:
@@ -169,6 +237,8 @@ let run: Running | undefined;
 afterEach(async () => {
   await run?.stop();
   run = undefined;
+  proc?.close();
+  proc = undefined;
 });
 
 describe('golden exposition', () => {

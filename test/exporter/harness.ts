@@ -33,6 +33,14 @@ export function writeConfig(text: string, flows: string[] = ['data_60.json', 'au
   return join(dir, 'config.yaml');
 }
 
+/** Daemons started and not yet stopped. */
+const running = new Set<Running>();
+
+/** Stops every daemon started and left running: a test file's `afterEach(stopDaemons)`. */
+export async function stopDaemons(): Promise<void> {
+  for (const r of [...running]) await r.stop();
+}
+
 export async function startDaemon(
   fixture: FixtureName | 'empty', configText: string, prepare?: (fx: SysfsFixture) => void,
   options?: (fx: SysfsFixture) => Partial<DaemonOptions>,
@@ -49,7 +57,7 @@ export async function startDaemon(
   });
   await daemon.start();
   const base = `http://127.0.0.1:${daemon.address().port}`;
-  return {
+  const run: Running = {
     daemon, fx, configFile, base, logs,
     tick: (seconds = 1) => {
       now += BigInt(Math.round(seconds * 1e9));
@@ -64,10 +72,13 @@ export async function startDaemon(
       return fetch(`${base}${path}`, init);
     },
     stop: async () => {
+      running.delete(run);
       await daemon.stop();
       fx.cleanup();
     },
   };
+  running.add(run);
+  return run;
 }
 
 /** `name{labels} value` lines into a map keyed by the series text as printed. */

@@ -5,7 +5,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { startDaemon, type Running } from './harness.js';
+import { startDaemon, stopDaemons, type Running } from './harness.js';
 
 const CONFIG = `
 ports:
@@ -17,10 +17,7 @@ flows:
 `;
 
 let run: Running | undefined;
-afterEach(async () => {
-  await run?.stop();
-  run = undefined;
-});
+afterEach(stopDaemons);
 
 /** One scrape, as bytes; `gzip` asks for it as Prometheus does. */
 function scrape(base: string, gzip: boolean): Promise<{ encoding: string | undefined; body: Buffer }> {

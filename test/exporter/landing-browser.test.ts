@@ -45,7 +45,7 @@ beforeAll(async () => {
 sampling: { interval: 1s, window: 4s }
 drift: { tolerance: 0.05 }
 ports:
-  - { device: rxe0, port: 1, mtu: auto, capacity: auto }
+  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
 flows:
   - { flow: flows/data_60.json, device: rxe0, direction: tx }
   - { flow: flows/audio_2ch_48k.json, device: rxe0, direction: rx }
@@ -103,7 +103,13 @@ describe.skipIf(browserBin.skip)('landing page in Chromium', () => {
     const tx = (cells: string[]): boolean => cells[0]!.startsWith('rxe0/1') && cells[1] === 'tx';
     const rx = (cells: string[]): boolean => cells[0]!.startsWith('rxe0/1') && cells[1] === 'rx';
     expect((await cellOf('ports', 'state', tx)).text).toBe('ACTIVE');
-    expect((await cellOf('ports', 'capacity', tx)).text).toBe('1.250 GB/s\n10.000 Gb/s · link rate');
+    // In bits by default (broadcast engineers budget in Gb/s); ?units=bytes for bytes.
+    expect((await cellOf('ports', 'capacity', tx)).text).toBe('10.000 Gb/s\n1.250 GB/s · link rate');
+    expect((await cellOf('ports', 'port', tx)).text).toBe('rxe0/1\nveth0 · rdma_rocev2');
+    // One predicted column, at the layer drift uses (netdev: l2), the wire rate on its last line.
+    const headers = await page.locator('#ports thead th').allInnerTexts();
+    expect(headers.filter((h) => h.startsWith('predicted'))).toEqual(['predicted']);
+    expect(await page.locator('#ports thead th:text-is("predicted")').getAttribute('title')).toMatch(/layer drift compares with.*wire rate/);
     const util = await cellOf('ports', 'utilisation', tx);
     // (250,680 + 141,007,500) wire B/s of 1.25e9
     expect(util.text).toBe('11.30 %\nheadroom 90.00 %');
@@ -116,8 +122,9 @@ describe.skipIf(browserBin.skip)('landing page in Chromium', () => {
     expect(rxDrift.text).toBe('bytes +10.00 %\npackets +10.00 %\ntolerance ±5.00 %');
     expect(rxDrift.background).toBe(RED);
     expect((await cellOf('ports', 'source', rx)).text).toBe('bytes: netdev (l2)\npackets: sysfs_hw_counters');
-    expect((await cellOf('ports', 'predicted', rx)).text).toBe('389.800 kB/s l2\n100 pkt/s');
-    expect((await cellOf('ports', 'measured', rx)).text).toBe('428.780 kB/s l2\n110 pkt/s');
+    // 389,800 l2 B/s = 3.1184 Mb/s; 392,200 wire B/s = 3.1376 Mb/s; measured +10 %: 428,780 B/s.
+    expect((await cellOf('ports', 'predicted', rx)).text).toBe('3.118 Mb/s l2\n100 pkt/s\nwire 3.138 Mb/s');
+    expect((await cellOf('ports', 'measured', rx)).text).toBe('3.430 Mb/s l2\n110 pkt/s');
   });
 
   it('shows per flow the prediction, and for a domain flow the measured grains and the writer', async () => {
@@ -125,7 +132,7 @@ describe.skipIf(browserBin.skip)('landing page in Chromium', () => {
     const camera = (cells: string[]): boolean => cells[0]!.startsWith('Camera 3 video');
     expect((await cellOf('flows', 'bound to', camera)).text).toBe('rxe0/1 tx\ndomain · rdma_rocev2');
     expect((await cellOf('flows', 'grain rate', camera)).text).toBe('25/1\n25/s');
-    expect((await cellOf('flows', 'predicted', camera)).text).toBe('141.007 MB/s wire\n33.750 kpkt/s');
+    expect((await cellOf('flows', 'predicted', camera)).text).toBe('1.128 Gb/s wire\n33.750 kpkt/s');
     const grains = await cellOf('flows', 'measured grains', camera);
     expect(grains.text).toBe('25 grains/s\ndrift +0.00 %');
     expect(grains.background).toBe(GREEN);
@@ -139,16 +146,19 @@ describe.skipIf(browserBin.skip)('landing page in Chromium', () => {
     expect((await cellOf('flows', 'state', anc)).text).toBe('unknown\nexpect always');
   });
 
-  it('switches rates to bits per second and back with the toggle', async () => {
+  it('shows bits by default, switches to bytes per second and back with the toggle', async () => {
     await page.goto(`${run.base}/`);
-    await page.click('nav .units a:text-is("bits")');
-    await page.waitForURL(/\?units=bits$/);
-    const tx = (cells: string[]): boolean => cells[0]!.startsWith('rxe0/1') && cells[1] === 'tx';
-    expect((await cellOf('ports', 'capacity', tx)).text).toBe('10.000 Gb/s\n1.250 GB/s · link rate');
     expect(await page.locator('nav .units a.current').innerText()).toBe('bits');
     await page.click('nav .units a:text-is("bytes")');
     await page.waitForURL(/\?units=bytes$/);
-    expect((await cellOf('ports', 'capacity', tx)).text).toMatch(/^1\.250 GB\/s/);
+    const tx = (cells: string[]): boolean => cells[0]!.startsWith('rxe0/1') && cells[1] === 'tx';
+    const rx = (cells: string[]): boolean => cells[0]!.startsWith('rxe0/1') && cells[1] === 'rx';
+    expect((await cellOf('ports', 'capacity', tx)).text).toBe('1.250 GB/s\n10.000 Gb/s · link rate');
+    expect((await cellOf('ports', 'predicted', rx)).text).toBe('389.800 kB/s l2\n100 pkt/s\nwire 392.200 kB/s');
+    expect(await page.locator('nav .units a.current').innerText()).toBe('bytes');
+    await page.click('nav .units a:text-is("bits")');
+    await page.waitForURL(/\?units=bits$/);
+    expect((await cellOf('ports', 'capacity', tx)).text).toMatch(/^10\.000 Gb\/s/);
   });
 
   it('reloads itself every sampling interval (at least 2 s), keeping the units', async () => {

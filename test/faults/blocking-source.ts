@@ -76,16 +76,11 @@ class FifoCounterSet implements PortCounterSet {
   }
 
   *reads(): ReadProgram<SetRead> {
-    if (this.closed) return { kind: 'values', counters: this.counters, values: [{ ok: false, error: 'closed' }] };
+    if (this.closed) return { kind: 'values', counters: this.counters, values: [{ ok: false, error: { code: 'CLOSED', op: 'read', detail: 'closed' } }] };
     const r = yield* read([{ kind: 'read', fd: this.fd, max: 64 }]);
     const v = r.ok(0) ? parseCounterBytes(r.bytes(0)) : undefined;
-    const value: CounterValue = v === undefined ? { ok: false, error: r.ok(0) ? 'not a counter' : r.error(0, 'read') } : { ok: true, value: v };
+    const value: CounterValue = v === undefined ? { ok: false, error: r.ok(0) ? { code: 'NOTACOUNTER', op: 'read', detail: 'not a counter' } : r.failure(0, 'read') } : { ok: true, value: v };
     return { kind: 'values', counters: this.counters, values: [value] };
-  }
-
-  /** This thread would block here for good; only the bounded reader may read it. */
-  read(): CounterValue[] {
-    throw new Error('FifoCounterSet.read() would block the test for good');
   }
 
   close(): void {
@@ -102,15 +97,12 @@ export class BlockingSource implements CounterSource {
 
   constructor(private readonly device: string, readonly fifo: string, private readonly counter = 'port_xmit_wait') {}
 
-  open(attrs: PortAttributes): FifoCounterSet | undefined {
-    if (attrs.device !== this.device) return undefined;
+  /** Answers from memory (no read): only the set's own reads block, on the bounded reader. */
+  openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
+    if (attrs.device !== this.device) return answer(undefined);
     const set = new FifoCounterSet(this.kind, { device: attrs.device, port: attrs.port }, this.counter, this.fifo);
     this.sets.push(set);
-    return set;
-  }
-
-  openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
-    return answer(this.open(attrs));
+    return answer(set);
   }
 
   /** Lets one blocked read(2) return with `text`. */

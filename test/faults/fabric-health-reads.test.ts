@@ -37,9 +37,6 @@ import type { OpBatch } from '../../src/reads/ops.js';
 /** A driver's ethtool table whose ETHTOOL_GSTATS waits on `stall` while it is armed. */
 class StallingEthtool implements EthtoolTransport {
   constructor(private readonly kernel: TableKernel, private readonly stall: Stall) {}
-  request(): EthtoolReply {
-    throw new Error('read on the event loop: every ethtool read must be a read program');
-  }
   *requestReads(ifname: string, command: Uint8Array): ReadProgram<EthtoolReply> {
     if (new DataView(command.buffer, command.byteOffset).getUint32(0, true) === ETHTOOL_GSTATS) yield* this.stall.wait();
     return this.kernel.request(ifname, command);

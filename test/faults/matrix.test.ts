@@ -6,14 +6,15 @@
  */
 import { describe, it, expect, afterEach } from 'vitest';
 import * as fs from 'node:fs';
-import { one, series, startDaemon, type Running } from '../exporter/harness.js';
+import { one, series, startDaemon, stopDaemons, type Running } from '../exporter/harness.js';
 import type { SysfsFixture } from '../fixtures/sysfs.js';
+import { readErrorText } from '../../src/reads/errors.js';
 
 const TWO_RXE = `
 sampling: { interval: 1s, window: 4s }
 ports:
-  - { device: rxe0, port: 1, mtu: 4096 }
-  - { device: rxe1, port: 1, mtu: 4096 }
+  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: 4096 }
+  - { device: rxe1, port: 1, provider: rdma_rocev2, mtu: 4096 }
 flows:
   - { flow: flows/data_60.json, device: rxe0, port: 1, direction: tx }
   - { flow: flows/data_60.json, device: rxe1, port: 1, direction: tx }
@@ -24,10 +25,7 @@ function twoDevices(fx: SysfsFixture): void {
 }
 
 let run: Running | undefined;
-afterEach(async () => {
-  await run?.stop();
-  run = undefined;
-});
+afterEach(stopDaemons);
 
 /** sent_pkts of both devices advance by 60 per second; returns the scrape after `ticks` ticks. */
 async function traffic(r: Running, state: Record<string, bigint>, ticks: number, between?: (i: number) => void): Promise<Map<string, number>[]> {
@@ -133,7 +131,7 @@ describe('files that fail for real', () => {
     expect(down).toHaveLength(3);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_0', direction: 'tx', source: 'sysfs_counters' })).toBe(0);
     expect(one(m, 'mxl_fabric_port_measured_bytes_per_second', { device: 'mlx5_0', direction: 'rx', source: 'sysfs_counters' })).toBeUndefined();
-    const errors = new Map(run.daemon.state().sampler!.ports.get('mlx5_0/1')!.counters.map((c) => [c.series.spec.name, c.series.lastError]));
+    const errors = new Map(run.daemon.state().sampler!.ports.get('mlx5_0/1')!.counters.map((c) => [c.series.spec.name, c.series.lastError && readErrorText(c.series.lastError)]));
     expect(errors.get('port_rcv_data')).toBe('EINVAL: read');
     expect(errors.get('out_of_buffer')).toBe('EACCES: open');
     expect(errors.get('symbol_error')).toBe('not a counter: "N/A (no PMA)"');

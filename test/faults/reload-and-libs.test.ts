@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
-import { series, one, startDaemon, type Running } from '../exporter/harness.js';
+import { series, one, startDaemon, stopDaemons, type Running } from '../exporter/harness.js';
 
 const FULL = `# three flows on rxe0
 sampling: { interval: 1s, window: 4s }
@@ -28,10 +28,7 @@ flows:
 `;
 
 let run: Running | undefined;
-afterEach(async () => {
-  await run?.stop();
-  run = undefined;
-});
+afterEach(stopDaemons);
 
 describe('config replaced half-written during reload', () => {
   it('every prefix of the file either loads as what it says or is refused whole; the scrape never fails', async () => {

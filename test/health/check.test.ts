@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import { SysfsFixture } from '../fixtures/sysfs.js';
 import { Sampler, type SampledPort } from '../../src/sampler/sampler.js';
 import { selectSources } from '../../src/sources/select.js';
-import { assessPort } from '../../src/health/assumptions.js';
+import { assessPortReads } from '../../src/health/assumptions.js';
+import { runSync } from '../../src/reads/program.js';
 import { ecnFinding, pfcFinding, vlanFinding } from '../../src/health/check.js';
 import { dcbReader } from './dcb-replies.js';
 import type { DcbReader } from '../../src/sources/dcb/reader.js';
@@ -17,7 +18,7 @@ function findingsFor(f: SysfsFixture, key: string, dcb: DcbReader, l2HeaderBytes
   const sampler = new Sampler({ inventory: m.inventory, sources: m.sources, intervalMs: 1000, windowMs: 10_000, reads: 'direct' });
   sampler.sampleOnce();
   const port = sampler.ports.get(key) as SampledPort;
-  const assumptions = assessPort(port.attrs, f.root, dcb);
+  const assumptions = runSync(assessPortReads(port.attrs, f.root, dcb));
   const out = [pfcFinding(assumptions), ecnFinding(port), vlanFinding(assumptions, l2HeaderBytes)];
   sampler.stop();
   return Object.fromEntries(out.map((x) => [x.check, `${x.verdict.toUpperCase()} ${x.detail}`]));

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NetlinkDecodeError, attrString, decodeMessages, encodeAttr, encodeMessage } from '../../src/sources/netlink/codec.js';
-import { ReplyCollector } from '../../src/sources/netlink/rdma.js';
+import { ReplyCollector } from '../../src/sources/netlink/codec.js';
 import { NetlinkRequestError, errnoName, type NetlinkAnswer } from '../../src/sources/netlink/index.js';
 import type { NetlinkTransport } from '../../src/sources/netlink/source.js';
 import { DcbNetlinkReader } from '../../src/sources/dcb/reader.js';

@@ -10,7 +10,7 @@ import { planPort } from '../../src/predictions/plan.js';
 
 const FLOWS = join(__dirname, '../fixtures/flows');
 const config = parseConfig(join(FLOWS, 'config.yaml'), `
-ports: [{ device: rxe0, port: 1, ib_mtu: 4096 }]
+ports: [{ device: rxe0, port: 1, provider: rdma_rocev2, ib_mtu: 4096 }]
 flows:
   - { flow: v210_1080p2997.json, device: rxe0, direction: tx }
   - { flow: audio_2ch_48k.json, device: rxe0, direction: tx, expect: when_live }
@@ -90,5 +90,26 @@ describe('expect: resolution and what counts in the port prediction', () => {
     expect(extra[0]!.bytesPerSecond).toBeCloseTo(l2(data), 6);
     // nothing on the side the sign points at: every flow of the direction is a candidate
     expect(likelyCulprits(statuses.filter((s) => s.counted), 'tx', 1000, 'l2').map((c) => c.binding)).toEqual([video]);
+  });
+
+  it('culprits among many flows with equal rates: the closest three, ties by flow id, as a full sort ranks them', () => {
+    // 40 flows, four rates, ids out of order: the pick of three must equal sorting them all.
+    const many = Array.from({ length: 40 }, (_, i) => {
+      const id = `0a3e1c52-4f0e-4d8b-9d0c-${((i * 7919) % 40).toString(16).padStart(12, '0')}`;
+      const f = [video, audio, data][i % 3]!;
+      return { binding: { ...f, flow: { ...f.flow, id } }, prediction: plan.flows[i % 3]!.prediction };
+    });
+    const statuses = flowStatuses(many, undefined);
+    const rate = (i: number): number => {
+      const p = many[i]!.prediction!.bytesPerSecond.l2;
+      return Number(p.num) / Number(p.den);
+    };
+    for (const unexplained of [-rate(0), -rate(1) * 1.5, -rate(2) / 2, 1e12]) {
+      const target = Math.abs(unexplained);
+      const side = statuses.filter((s) => s.counted === unexplained < 0);
+      const ranked = (side.length ? side : statuses).map((s) => ({ binding: s.binding, d: Math.abs(rate(statuses.indexOf(s)) - target) }))
+        .sort((a, b) => a.d - b.d || a.binding.flow.id.localeCompare(b.binding.flow.id)).slice(0, 3).map((c) => c.binding.flow.id);
+      expect(likelyCulprits(statuses, 'tx', unexplained, 'l2').map((c) => c.binding.flow.id)).toEqual(ranked);
+    }
   });
 });

@@ -12,7 +12,9 @@ import { BoundedReads, type Job } from '../../src/reads/bounded.js';
 import { type Op, OpBatch, isDirectoryMode } from '../../src/reads/ops.js';
 import { all, read, readText, runSync, type ReadProgram } from '../../src/reads/program.js';
 import { runDirect } from '../../src/reads/direct.js';
+import { readErrorText } from '../../src/reads/errors.js';
 import { READER_LIBRARY } from '../../src/reads/native.js';
+import { parseCounterBytes } from '../../src/sources/sysfs/parse.js';
 import { mkfifo, threadsInPipeRead } from '../faults/blocking-source.js';
 
 const TIMEOUT = 150;
@@ -127,6 +129,52 @@ describe('ops', () => {
     }
   });
 
+  it.runIf(native)('preadCounter parses a counter\'s text the same on the reader threads as directly, and as parseCounterBytes does', async () => {
+    const d = tmp();
+    // What sysfs prints ("%llu\n"), the edges of a u64, and texts that are not counters.
+    const texts = ['0\n', '4294967295\n', '4294967296\n', '9007199254740993\n', '18446744073709551615\n', '  42 \n',
+      '18446744073709551616\n', '123456789012345678901\n', 'N/A (no PMA)\n', '', '-1\n', '12a\n'];
+    const fds = texts.map((t, i) => {
+      fs.writeFileSync(path.join(d, `c${i}`), t);
+      return fs.openSync(path.join(d, `c${i}`), 'r');
+    });
+    try {
+      const ops: Op[] = [...fds.map((fd): Op => ({ kind: 'preadCounter', fd, max: 32 })), { kind: 'preadCounter', fd: 1_000_000, max: 32 }];
+      const program = function* (): ReadProgram<unknown[]> {
+        const r = yield* read(ops);
+        return ops.map((_, i) => r.ok(i)
+          ? { status: r.status(i), value: (BigInt(r.counterHigh(i)) << 32n) | BigInt(r.counterLow(i)) }
+          : { status: r.status(i), text: r.bytes(i).toString('utf8') });
+      };
+      const direct = runSync(program());
+      const [outcome] = await reader().run([{ group: 'g', program: program() }]);
+      expect(outcome).toEqual({ kind: 'done', value: direct });
+      expect(direct).toEqual([
+        { status: 2, value: 0n },
+        { status: 11, value: 4294967295n },
+        { status: 11, value: 4294967296n },
+        { status: 17, value: 9007199254740993n },
+        { status: 21, value: 18446744073709551615n },
+        { status: 6, value: 42n },
+        { status: -84, text: '18446744073709551616\n' },
+        { status: -84, text: '123456789012345678901\n' },
+        { status: -84, text: 'N/A (no PMA)\n' },
+        { status: -84, text: '' },
+        { status: -84, text: '-1\n' },
+        { status: -84, text: '12a\n' },
+        { status: -9, text: '' },
+      ]);
+      // The one parse rule in TypeScript agrees on every text it accepts.
+      texts.forEach((t, i) => {
+        const v = parseCounterBytes(Buffer.from(t));
+        const got = direct[i] as { value?: bigint };
+        expect(got.value === undefined ? undefined : got.value).toEqual(v === undefined || BigInt(v) > 2n ** 64n - 1n ? undefined : BigInt(v));
+      });
+    } finally {
+      for (const fd of fds) fs.closeSync(fd);
+    }
+  });
+
   it('opens through an op hand the descriptor to the caller', () => {
     const d = tmp();
     fs.writeFileSync(path.join(d, 'f'), 'hello');
@@ -165,8 +213,12 @@ describe('program combinators', () => {
     fs.writeFileSync(path.join(d, 'f'), text);
     expect(runSync(readText(path.join(d, 'f'), 16, 1000))).toEqual({ ok: true, text });
     expect(runSync(readText(path.join(d, 'f'), 200, 1000))).toEqual({ ok: true, text });
-    expect(runSync(readText(path.join(d, 'f'), 16, 50))).toEqual({ ok: false, error: `'${path.join(d, 'f')}' is larger than 50 bytes` });
-    expect(runSync(readText(path.join(d, 'nope'), 16, 50))).toEqual({ ok: false, error: `ENOENT: read '${path.join(d, 'nope')}'` });
+    const big = runSync(readText(path.join(d, 'f'), 16, 50));
+    expect(big).toEqual({ ok: false, error: { code: 'TOOLARGE', op: 'stat', path: path.join(d, 'f'), detail: `'${path.join(d, 'f')}' is larger than 50 bytes` } });
+    expect(!big.ok && readErrorText(big.error)).toBe(`'${path.join(d, 'f')}' is larger than 50 bytes`);
+    const none = runSync(readText(path.join(d, 'nope'), 16, 50));
+    expect(none).toEqual({ ok: false, error: { code: 'ENOENT', op: 'read', path: path.join(d, 'nope') } });
+    expect(!none.ok && readErrorText(none.error)).toBe(`ENOENT: read '${path.join(d, 'nope')}'`);
   });
 });
 
@@ -189,9 +241,10 @@ describe.runIf(native)('a read that never returns', () => {
     clearInterval(tick);
     expect(first).toEqual([
       { kind: 'done', value: '7\n' },
-      { kind: 'blocked', fresh: true, error: `ETIMEDOUT: read blocked for more than ${TIMEOUT} ms` },
+      { kind: 'blocked', fresh: true, error: { code: 'ETIMEDOUT', op: 'read', detail: `read blocked for more than ${TIMEOUT} ms` } },
       { kind: 'done', value: '7\n' },
     ]);
+    expect(first[1]!.kind === 'blocked' && readErrorText(first[1]!.error)).toBe(`ETIMEDOUT: read blocked for more than ${TIMEOUT} ms`);
     expect(took).toBeGreaterThanOrEqual(TIMEOUT);
     expect(took).toBeLessThan(TIMEOUT + 1000);
     expect(loop).toBeGreaterThan(TIMEOUT / 5 / 3); // the event loop kept turning while it waited

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The `ethtool` scenario, run INSIDE the guest (test/rxe/run.sh, scenarios.sh): the ethtool reader
 # against `ethtool -S` on the guest's real netdevs (veth0/veth1 under rxe, virtio_net eth0), the
-# cost of one values read, and the host assumptions `check` reports for rxe0 (veth has no DCB:
-# PFC unknown, never a failure). Results in $RXE_OUT.
+# cost of one values read, the host assumptions `check` reports for rxe0 (veth has no DCB:
+# PFC unknown, never a failure), and the reader's libibverbs ops against `ibv_devinfo -v`.
+# Results in $RXE_OUT.
 set -euo pipefail
 : "${RXE_OUT:?RXE_OUT is set by scenarios.sh}"
 fail=0
@@ -49,5 +50,10 @@ echo "$out" | tee "$RXE_OUT/check.txt"
 grep -Eq '^  UNKNOWN pfc +PFC state unknown: veth0 has no DCB support \(the kernel answered EOPNOTSUPP\)$' <<<"$out" || failed "check: pfc line not as expected"
 grep -Eq '^  OK +vlan +veth0 is untagged' <<<"$out" || failed "check: vlan line not as expected"
 grep -q '^provisioning: ok$' <<<"$out" || failed "check: provisioning not ok"
+
+# libibverbs on the reader threads (verbsOpen/verbsQueryPort/verbsQueryGids) against ibv_devinfo -v.
+ibv_devinfo -v >"$RXE_OUT/ibv_devinfo-v.txt" || failed "ibv_devinfo -v failed"
+node test/rxe/verbs-devinfo.mjs "$RXE_OUT/ibv_devinfo-v.txt" | tee "$RXE_OUT/verbs-devinfo.txt"
+[[ ${PIPESTATUS[0]} == 0 ]] || failed "verbs: the reader's libibverbs answers differ from ibv_devinfo -v"
 
 exit "$fail"

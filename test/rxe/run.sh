@@ -23,12 +23,15 @@ SCENARIOS=(
   "mxl test/rxe/mxl/guest.sh - test/rxe/mxl/prepare.sh"
   "flows test/rxe/flows/guest.sh test/rxe/flows/host.mjs test/rxe/mxl/prepare.sh"
   "ethtool test/rxe/ethtool-guest.sh - -"
+  "connections test/rxe/connections/guest.sh - test/rxe/mxl/prepare.sh"
 )
 
 # The guest runs these from the host's root, so they must be installed here.
 rxe_require_cmd ibv_devinfo ibverbs-utils
 rxe_require_cmd prometheus prometheus
 rxe_require_cmd ethtool ethtool
+rxe_require_cmd ib_write_bw perftest
+rxe_require_cmd promtool prometheus
 compgen -G '/usr/lib/*/libibverbs/librxe-*.so' >/dev/null ||
   rxe_missing "the rxe verbs provider is missing; install it with: apt-get install ibverbs-providers"
 [[ -f /usr/include/infiniband/verbs.h && -f /usr/include/rdma/rdma_cma.h ]] ||

@@ -52,8 +52,8 @@ describe('counter series', () => {
     s.update(2n * S, { ok: true, value: 4_294_967_295n });
     expect(s.state).toBe('saturated');
     expect(s.rate()).toBeUndefined();
-    s.update(3n * S, { ok: false, error: 'EINVAL' });
+    s.update(3n * S, { ok: false, error: { code: 'EINVAL', op: 'read' } });
     expect(s.rate()).toBeUndefined();
-    expect(s.lastError).toBe('EINVAL');
+    expect(s.lastError).toEqual({ code: 'EINVAL', op: 'read' });
   });
 });

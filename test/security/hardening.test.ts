@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { InputError } from '../../src/input/problems.js';
 import { SysfsInventory, SysfsCountersSource, isSafeName } from '../../src/sources/sysfs/index.js';
 import { SysfsFixture } from '../fixtures/sysfs.js';
+import { runSync } from '../../src/reads/program.js';
 
 const SRC = path.join(__dirname, '../../src');
 
@@ -64,7 +65,7 @@ describe('sysfs names stay under --path.sysfs', () => {
       const ndevs = fx.portPath('rxe0', 1, 'gid_attrs', 'ndevs');
       for (const f of fs.readdirSync(ndevs)) fs.writeFileSync(path.join(ndevs, f), '../../../../etc\n');
       const inv = new SysfsInventory({ sysfsRoot: fx.root });
-      const attrs = inv.readAttributes({ device: 'rxe0', port: 1 })!;
+      const attrs = runSync(inv.attributeReads({ device: 'rxe0', port: 1 }))!;
       expect(attrs.netdev).toBeUndefined();
       expect(attrs.activeIbMtu).toBeUndefined();
     } finally {
@@ -78,9 +79,9 @@ describe('sysfs names stay under --path.sysfs', () => {
       fs.mkdirSync(fx.path('class', 'infiniband', 'bad name'), { recursive: true });
       fs.mkdirSync(fx.path('class', 'infiniband', 'rxe0', 'ports', '..1'), { recursive: true });
       const inv = new SysfsInventory({ sysfsRoot: fx.root });
-      expect(inv.listPorts()).toEqual([{ device: 'rxe0', port: 1 }]);
-      const attrs = inv.readAttributes({ device: 'rxe0', port: 1 })!;
-      expect(new SysfsCountersSource({ sysfsRoot: fx.root }).open({ ...attrs, device: '../../..' })).toBeUndefined();
+      expect(runSync(inv.listReads())).toEqual([{ device: 'rxe0', port: 1 }]);
+      const attrs = runSync(inv.attributeReads({ device: 'rxe0', port: 1 }))!;
+      expect(runSync(new SysfsCountersSource({ sysfsRoot: fx.root }).openReads({ ...attrs, device: '../../..' }))).toBeUndefined();
     } finally {
       fx.cleanup();
     }

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
 import bcrypt from 'bcryptjs';
-import { startDaemon, type Running } from '../exporter/harness.js';
+import { startDaemon, stopDaemons, type Running } from '../exporter/harness.js';
 import { makePki, type Pki } from './certs.js';
 import { parseWebConfig, WebConfigWatcher } from '../../src/exporter/web/index.js';
 import { InputError } from '../../src/input/problems.js';
@@ -27,10 +27,7 @@ beforeAll(() => {
 afterAll(() => pki.cleanup());
 
 let run: Running | undefined;
-afterEach(async () => {
-  await run?.stop();
-  run = undefined;
-});
+afterEach(stopDaemons);
 
 function webConfig(text: string, name = 'web.yml'): string {
   const file = path.join(pki.dir, name);

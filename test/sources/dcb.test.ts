@@ -4,6 +4,7 @@ import { buildIeeeGetRequest, decodeIeeeGetReply } from '../../src/sources/dcb/c
 import { decodeMessages } from '../../src/sources/netlink/codec.js';
 import { DcbNetlinkReader } from '../../src/sources/dcb/reader.js';
 import { CAPTURED_SEQ, capturedEopnotsupp, dcbReader, ieeeGetAnswer, ieeePfc } from '../health/dcb-replies.js';
+import { runSync } from '../../src/reads/program.js';
 
 describe('DCB netlink (RTM_GETDCB, DCB_CMD_IEEE_GET)', () => {
   it('builds byte for byte the request a 6.18 kernel answered', () => {
@@ -12,7 +13,7 @@ describe('DCB netlink (RTM_GETDCB, DCB_CMD_IEEE_GET)', () => {
   });
 
   it('a netdev without DCB (captured virtio_net answer) is unknown, never an error', () => {
-    expect(dcbReader({}).readPfc('eth0')).toEqual({ known: false, netdev: 'eth0', reason: 'eth0 has no DCB support (the kernel answered EOPNOTSUPP)' });
+    expect(runSync(dcbReader({}).pfcReads('eth0'))).toEqual({ known: false, netdev: 'eth0', reason: 'eth0 has no DCB support (the kernel answered EOPNOTSUPP)' });
   });
 
   it('decodes pfc_en, pfc_cap, the per-priority PFC counts and DCBX modes', () => {
@@ -25,13 +26,13 @@ describe('DCB netlink (RTM_GETDCB, DCB_CMD_IEEE_GET)', () => {
 
   it('PFC per priority through the reader', () => {
     const reader = dcbReader({ ens1f0np0: { pfcEn: 0b1000_1000, dcbx: 0x8 } });
-    expect(reader.readPfc('ens1f0np0')).toEqual({
+    expect(runSync(reader.pfcReads('ens1f0np0'))).toEqual({
       known: true, netdev: 'ens1f0np0', pfcCap: 8, dcbx: ['ieee'], enabled: [false, false, false, true, false, false, false, true],
     });
   });
 
   it('DCB without an IEEE PFC attribute is unknown', () => {
     const t = { nextSeq: () => 1, request: () => ({ messages: decodeMessages(ieeeGetAnswer(1, 'x0', undefined, undefined)[0]!), raw: [] }), close: () => {} };
-    expect(new DcbNetlinkReader(t).readPfc('x0')).toMatchObject({ known: false, reason: 'x0 has DCB but reports no IEEE PFC configuration' });
+    expect(runSync(new DcbNetlinkReader(t).pfcReads('x0'))).toMatchObject({ known: false, reason: 'x0 has DCB but reports no IEEE PFC configuration' });
   });
 });

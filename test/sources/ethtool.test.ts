@@ -6,12 +6,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ETHTOOL_FIXTURES, ReplayTransport, TableKernel, loadCapture, loadTable } from '../fixtures/ethtool.js';
 import { FIXTURES_DIR } from '../fixtures/sysfs.js';
-import { readEthtoolStats, readStringSet } from '../../src/sources/ethtool/read.js';
+import { ethtoolStatsReads, stringSetReads } from '../../src/sources/ethtool/read.js';
 import { EthtoolCounterSource } from '../../src/sources/ethtool/source.js';
 import { Sampler } from '../../src/sampler/sampler.js';
 import { SysfsInventory, SysfsCountersSource, SysfsHwCountersSource } from '../../src/sources/sysfs/index.js';
 import { healthSeries } from '../../src/health/vocabulary-series.js';
 import type { PortAttributes } from '../../src/sources/types.js';
+import { runSync } from '../../src/reads/program.js';
+import { valuesNow } from '../../src/sources/types.js';
+import { readErrorText } from '../../src/reads/errors.js';
 
 /** `ethtool -S` text to name -> value. */
 function parseEthtoolS(text: string): Record<string, string> {
@@ -31,7 +34,7 @@ const attrs = (device: string, netdev: string | undefined): PortAttributes => ({
 describe('ethtool reader on captured kernel answers', () => {
   it('veth: names and values decode to exactly what ethtool -S printed', () => {
     const cap = loadCapture('veth');
-    const r = readEthtoolStats(new ReplayTransport(cap), 'veth0');
+    const r = runSync(ethtoolStatsReads(new ReplayTransport(cap), 'veth0'));
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.value.driver).toBe('veth');
@@ -42,7 +45,7 @@ describe('ethtool reader on captured kernel answers', () => {
 
   it('virtio_net: 20 statistics, driver name from ETHTOOL_GDRVINFO', () => {
     const cap = loadCapture('virtio_net');
-    const r = readEthtoolStats(new ReplayTransport(cap), 'eth0');
+    const r = runSync(ethtoolStatsReads(new ReplayTransport(cap), 'eth0'));
     expect(r.ok && r.value.driver).toBe('virtio_net');
     expect(r.ok && Object.fromEntries(r.value.names.map((n, i) => [n, r.value.values[i]!.toString()]))).toEqual(cap.stats);
     expect(r.ok && r.value.names.length).toBe(20);
@@ -50,8 +53,8 @@ describe('ethtool reader on captured kernel answers', () => {
 
   it('an unknown netdev is no-device; a netdev without statistics is not-supported', () => {
     const t = new TableKernel({ ifname: 'lo', driver: '', stats: {} });
-    expect(readStringSet(t, 'eth9')).toMatchObject({ ok: false, reason: 'no-device', errno: 19 });
-    expect(readStringSet(t, 'lo')).toMatchObject({ ok: false, reason: 'not-supported' });
+    expect(runSync(stringSetReads(t, 'eth9'))).toMatchObject({ ok: false, reason: 'no-device', errno: 19 });
+    expect(runSync(stringSetReads(t, 'lo'))).toMatchObject({ ok: false, reason: 'not-supported' });
   });
 });
 
@@ -60,34 +63,35 @@ describe('ethtool counter source', () => {
     const kernel = new TableKernel(loadTable('mlx5_core'));
     let now = 0;
     const src = new EthtoolCounterSource(kernel, { sysfsRoot: path.join(FIXTURES_DIR, 'mlx5_roce'), now: () => now, minPeriodMs: 5000 });
-    const set = src.open(attrs('mlx5_0', 'ens1f0np0'))!;
+    const set = runSync(src.openReads(attrs('mlx5_0', 'ens1f0np0')))!;
     expect(set.counters.map((c) => c.name)).toEqual([
       'rx_discards_phy', 'tx_discards_phy', 'rx_pause_ctrl_phy', 'tx_pause_ctrl_phy',
       'rx_prio3_pause', 'rx_prio3_pause_duration', 'tx_prio3_pause', 'tx_prio3_pause_duration',
     ]);
-    expect(set.read().map((v) => v.ok && v.value)).toEqual([17n, 5n, 0n, 0n, 52441n, 2500000n, 310n, 1250n]);
+    expect(valuesNow(set).map((v) => v.ok && v.value)).toEqual([17n, 5n, 0n, 0n, 52441n, 2500000n, 310n, 1250n]);
     kernel.table = { ...kernel.table, stats: { ...kernel.table.stats, rx_prio3_pause: 60000 } };
     now = 4999;
-    expect(set.read()[4]).toEqual({ ok: true, value: 52441n });
+    expect(valuesNow(set)[4]).toEqual({ ok: true, value: 52441n });
     now = 5000;
-    expect(set.read()[4]).toEqual({ ok: true, value: 60000n });
+    expect(valuesNow(set)[4]).toEqual({ ok: true, value: 60000n });
     expect(kernel.calls.filter((c) => c === 0x1d)).toHaveLength(2);
   });
 
   it('a statistics set that changed size reads as ESTALE (the sampler reopens the port)', () => {
     const kernel = new TableKernel(loadTable('ice'));
     const src = new EthtoolCounterSource(kernel, { sysfsRoot: path.join(FIXTURES_DIR, 'irdma'), minPeriodMs: 0 });
-    const set = src.open(attrs('irdma0', 'ens801f0np0'))!;
+    const set = runSync(src.openReads(attrs('irdma0', 'ens801f0np0')))!;
     kernel.table = { ...kernel.table, stats: { ...kernel.table.stats, 'rx_queue_9_packets': 0 } };
-    const v = set.read()[0]!;
+    const v = valuesNow(set)[0]!;
     expect(v.ok).toBe(false);
-    expect(!v.ok && v.error).toMatch(/^ESTALE: ens801f0np0: the number of ethtool statistics changed/);
+    expect(!v.ok && v.error.code).toBe('ESTALE');
+    expect(!v.ok && readErrorText(v.error)).toBe('ESTALE: ens801f0np0: the number of ethtool statistics changed; reopen');
   });
 
   it('no set for a port without netdev or with no vocabulary names (veth)', () => {
     const src = new EthtoolCounterSource(new ReplayTransport(loadCapture('veth')), { sysfsRoot: path.join(FIXTURES_DIR, 'rxe_6_1') });
-    expect(src.open(attrs('rxe0', undefined))).toBeUndefined();
-    expect(src.open(attrs('rxe0', 'veth0'))).toBeUndefined();
+    expect(runSync(src.openReads(attrs('rxe0', undefined)))).toBeUndefined();
+    expect(runSync(src.openReads(attrs('rxe0', 'veth0')))).toBeUndefined();
     expect(src.lastOpen.get('veth0')?.reason).toBe('no-known-stats');
   });
 

@@ -11,7 +11,8 @@ import {
   type NetlinkAnswer,
   type NetlinkTransport,
   type NlMessage,
-  RdmaNetlinkSocket,
+  NetlinkSocket,
+  RDMA_NETLINK,
   ReplyCollector,
   attrNested,
   attrString,
@@ -30,9 +31,12 @@ import {
   netlinkCounterSpec,
   rdmaNlType,
 } from '../../src/sources/netlink/index.js';
-import type { PortAttributes } from '../../src/sources/types.js';
 import { BoundedReads } from '../../src/reads/bounded.js';
 import type { ReadProgram } from '../../src/reads/program.js';
+import { ROUTE_NETLINK } from '../../src/sources/dcb/reader.js';
+import { runSync } from '../../src/reads/program.js';
+import { valuesNow } from '../../src/sources/types.js';
+import { RXE0_PORT_1 } from '../fixtures/ports.js';
 
 /** Fixtures: see test/fixtures/netlink/gen.py for how each is laid out and why. */
 function fixture(name: string): Uint8Array {
@@ -239,19 +243,6 @@ function statReply(seq: number, counters: [string, bigint][], device = 'rxe0', p
   ]);
 }
 
-const RXE0_1: PortAttributes = {
-  device: 'rxe0',
-  port: 1,
-  state: 'ACTIVE',
-  physState: 'LinkUp',
-  linkLayer: 'Ethernet',
-  activeIbMtu: 4096,
-  rateBitsPerSecond: 10_000_000_000,
-  netdev: 'veth0',
-  gidTypes: ['RoCE v2'],
-  attributeSource: 'sysfs',
-};
-
 describe('NetlinkCounterSource', () => {
   it('opens a port with a device dump and one STAT_GET, then reads one STAT_GET per read()', () => {
     const t = new ScriptedTransport([
@@ -261,7 +252,7 @@ describe('NetlinkCounterSource', () => {
     ]);
     const source = new NetlinkCounterSource(t);
     expect(source.kind).toBe('netlink');
-    const set = source.open(RXE0_1);
+    const set = runSync(source.openReads(RXE0_PORT_1));
     expect(set).toBeDefined();
     expect(set!.kind).toBe('netlink');
     expect(set!.port).toEqual({ device: 'rxe0', port: 1 });
@@ -270,7 +261,7 @@ describe('NetlinkCounterSource', () => {
     expect(t.sent).toEqual([hex(buildDeviceDumpRequest(101)), hex(buildStatGetRequest(102, 3, 1))]);
 
     const removed = set!.counters.filter((c) => c.name !== 'sent_pkts' && c.name !== 'rcvd_pkts').map((c) => c.name);
-    const values = set!.read();
+    const values = valuesNow(set!);
     expect(t.sent[2]).toBe(hex(buildStatGetRequest(103, 3, 1)));
     // The set follows the kernel's list, in its order: counters it stopped reporting leave it.
     expect(set!.counters.map((c) => c.name)).toEqual(['rcvd_pkts', 'sent_pkts']);
@@ -288,17 +279,17 @@ describe('NetlinkCounterSource', () => {
       (seq) => answer(statReply(seq, [['out_of_buffer', 3n]])),
       (seq) => answer(statReply(seq, [['out_of_buffer', 4n]])),
     ]);
-    const set = new NetlinkCounterSource(t).openPort({ device: 'rxe0', port: 1 });
+    const set = runSync(new NetlinkCounterSource(t).openPortReads({ device: 'rxe0', port: 1 }));
     if (!set.ok) throw set.error;
     // The read that first reports an enabled counter brings it into the set, with its value.
-    expect(set.set.read()).toEqual([{ ok: true, value: 2n }, { ok: true, value: 5000n }]);
+    expect(valuesNow(set.set)).toEqual([{ ok: true, value: 2n }, { ok: true, value: 5000n }]);
     expect(set.set.counters.map((c) => c.name)).toEqual(['out_of_buffer', 'rdma_tx_bytes']);
     expect(set.set.counters[1]).toEqual(netlinkCounterSpec('rdma_tx_bytes'));
     expect(set.set.counterSetChange()).toEqual({ added: ['rdma_tx_bytes'], removed: [] });
     // Disabled again: it leaves the set.
-    expect(set.set.read()).toEqual([{ ok: true, value: 3n }]);
+    expect(valuesNow(set.set)).toEqual([{ ok: true, value: 3n }]);
     expect(set.set.counterSetChange()).toEqual({ added: [], removed: ['rdma_tx_bytes'] });
-    expect(set.set.read()).toEqual([{ ok: true, value: 4n }]);
+    expect(valuesNow(set.set)).toEqual([{ ok: true, value: 4n }]);
     expect(set.set.counterSetChange()).toBeUndefined();
   });
 
@@ -308,9 +299,9 @@ describe('NetlinkCounterSource', () => {
       (seq) => answer(statReply(seq, [['sent_pkts', 1n], ['rcvd_pkts', 2n]])),
       () => new NetlinkRequestError('RDMA_NLDEV_CMD_STAT_GET rxe0/1 (device index 3)', 22, undefined, 'kernel answered EINVAL'),
     ]);
-    const set = new NetlinkCounterSource(t).open(RXE0_1)!;
-    const err = 'RDMA_NLDEV_CMD_STAT_GET rxe0/1 (device index 3): kernel answered EINVAL';
-    expect(set.read()).toEqual([
+    const set = runSync(new NetlinkCounterSource(t).openReads(RXE0_PORT_1))!;
+    const err = { code: 'SOURCE', op: 'netlink', detail: 'RDMA_NLDEV_CMD_STAT_GET rxe0/1 (device index 3): kernel answered EINVAL' };
+    expect(valuesNow(set)).toEqual([
       { ok: false, error: err },
       { ok: false, error: err },
     ]);
@@ -322,7 +313,7 @@ describe('NetlinkCounterSource', () => {
       (seq) => answer(statReply(seq, [['sent_pkts', 1n]], 'rxe9')),
     ]);
     const source = new NetlinkCounterSource(t);
-    expect(source.open(RXE0_1)).toBeUndefined();
+    expect(runSync(source.openReads(RXE0_PORT_1))).toBeUndefined();
     expect(source.lastOpenError?.message).toBe('rxe0/1: kernel answered for rxe9/1 (device index reused?)');
   });
 
@@ -335,8 +326,8 @@ describe('NetlinkCounterSource', () => {
       (seq) => answer(statReply(seq, [['sent_pkts', 2n]])),
     ]);
     const source = new NetlinkCounterSource(t);
-    expect(source.open(RXE0_1)).toBeDefined();
-    const again = source.open(RXE0_1);
+    expect(runSync(source.openReads(RXE0_PORT_1))).toBeDefined();
+    const again = runSync(source.openReads(RXE0_PORT_1));
     expect(again?.counters.map((c) => c.name)).toEqual(['sent_pkts']);
     expect(t.sent[3]).toBe(hex(buildDeviceDumpRequest(104)));
   });
@@ -344,7 +335,7 @@ describe('NetlinkCounterSource', () => {
   it('has no counters for a device the kernel does not list', () => {
     const t = new ScriptedTransport([() => answer(fixture('get-dump-two-rxe.hex'))]);
     const source = new NetlinkCounterSource(t);
-    expect(source.open({ ...RXE0_1, device: 'mlx5_0' })).toBeUndefined();
+    expect(runSync(source.openReads({ ...RXE0_PORT_1, device: 'mlx5_0' }))).toBeUndefined();
     expect(source.lastOpenError).toBeInstanceOf(NetlinkRequestError);
     expect(source.lastOpenError?.message).toBe('device mlx5_0: not listed by RDMA_NLDEV_CMD_GET');
   });
@@ -354,7 +345,7 @@ describe('NetlinkCounterSource', () => {
       () => answer(fixture('get-dump-two-rxe.hex')),
       () => new NetlinkRequestError('RDMA_NLDEV_CMD_STAT_GET rxe0/1 (device index 3)', 1, undefined, 'kernel answered EPERM'),
     ]);
-    const result = new NetlinkCounterSource(t).openPort(RXE0_1);
+    const result = runSync(new NetlinkCounterSource(t).openPortReads(RXE0_PORT_1));
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toBeInstanceOf(NetlinkUnavailable);
@@ -367,22 +358,22 @@ describe('NetlinkCounterSource', () => {
     source.close();
     source.close();
     expect(t.closed).toBe(1);
-    expect(source.open(RXE0_1)).toBeUndefined();
+    expect(runSync(source.openReads(RXE0_PORT_1))).toBeUndefined();
   });
 });
 
 describe('socket errors', () => {
   it('classifies socket() errnos', () => {
-    expect(classifySocketErrno(93).reason).toBe('family-unsupported');
-    expect(classifySocketErrno(97).reason).toBe('family-unsupported');
-    expect(classifySocketErrno(1).reason).toBe('permission-denied');
-    expect(classifySocketErrno(13).reason).toBe('permission-denied');
-    expect(classifySocketErrno(24).reason).toBe('socket-error');
-    expect(classifySocketErrno(24).message).toBe('RDMA netlink unavailable (socket-error): socket(NETLINK_RDMA) failed with EMFILE');
+    expect(classifySocketErrno(93, RDMA_NETLINK).reason).toBe('family-unsupported');
+    expect(classifySocketErrno(97, RDMA_NETLINK).reason).toBe('family-unsupported');
+    expect(classifySocketErrno(1, RDMA_NETLINK).reason).toBe('permission-denied');
+    expect(classifySocketErrno(13, RDMA_NETLINK).reason).toBe('permission-denied');
+    expect(classifySocketErrno(24, RDMA_NETLINK).reason).toBe('socket-error');
+    expect(classifySocketErrno(24, RDMA_NETLINK).message).toBe('RDMA netlink unavailable (socket-error): socket(NETLINK_RDMA) failed with EMFILE');
   });
 
   it('round-trips a real netlink dump through koffi (NETLINK_ROUTE, RTM_GETLINK)', () => {
-    const opened = RdmaNetlinkSocket.open({ protocol: 0, timeoutMs: 2000 });
+    const opened = NetlinkSocket.open(ROUTE_NETLINK, { timeoutMs: 2000 });
     if (!opened.ok) throw opened.error;
     const socket = opened.socket;
     try {
@@ -403,7 +394,7 @@ describe('socket errors', () => {
   });
 
   it('runs requests of several programs on one socket without mixing their answers (bounded reader)', async () => {
-    const opened = RdmaNetlinkSocket.open({ protocol: 0, timeoutMs: 2000 });
+    const opened = NetlinkSocket.open(ROUTE_NETLINK, { timeoutMs: 2000 });
     if (!opened.ok) throw opened.error;
     const socket = opened.socket;
     const reader = new BoundedReads({ readTimeoutMs: 1500 });
@@ -431,7 +422,7 @@ describe('socket errors', () => {
     if (existsSync('/sys/module/ib_core')) {
       expect(created.ok).toBe(true);
       if (created.ok) {
-        expect(Array.isArray(created.source.listDevices())).toBe(true);
+        expect(Array.isArray(runSync(created.source.listDeviceReads()))).toBe(true);
         created.source.close();
       }
       return;

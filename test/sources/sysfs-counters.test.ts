@@ -10,6 +10,10 @@ import {
 import { SysfsInventory } from '../../src/sources/sysfs/inventory.js';
 import type { CounterSpec, CounterValue, PortAttributes, PortCounterSet } from '../../src/sources/types.js';
 import { SysfsFixture, type FixtureName } from '../fixtures/sysfs.js';
+import { runSync } from '../../src/reads/program.js';
+import { valuesNow, valuesOf } from '../../src/sources/types.js';
+import { readErrorText } from '../../src/reads/errors.js';
+import { FileCounterSet } from '../../src/sources/sysfs/fileset.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -27,7 +31,7 @@ function setup(name: FixtureName, device: string, prepare?: (f: SysfsFixture) =>
   const f = SysfsFixture.copy(name);
   prepare?.(f);
   const options = { sysfsRoot: f.root };
-  const attrs = new SysfsInventory(options).readAttributes({ device, port: 1 });
+  const attrs = runSync(new SysfsInventory(options).attributeReads({ device, port: 1 }));
   if (!attrs) throw new Error(`fixture ${name} has no ${device}/1`);
   const counters = new SysfsCountersSource(options);
   const hw = new SysfsHwCountersSource(options);
@@ -41,12 +45,12 @@ function setup(name: FixtureName, device: string, prepare?: (f: SysfsFixture) =>
 
 /** name -> value (bigint) or error text, in counter order. */
 function snapshot(set: PortCounterSet): Record<string, bigint | string> {
-  const values = set.read();
+  const values = valuesNow(set);
   return Object.fromEntries(set.counters.map((c, i) => [c.name, show(values[i])]));
 }
 function show(v: CounterValue | undefined): bigint | string {
   if (!v) return 'missing';
-  return v.ok ? BigInt(v.value) : `error: ${v.error}`; // exact either way: numbers only below 2^53
+  return v.ok ? BigInt(v.value) : `error: ${readErrorText(v.error)}`; // exact either way: numbers only below 2^53
 }
 function spec(set: PortCounterSet, name: string): CounterSpec | undefined {
   return set.counters.find((c) => c.name === name);
@@ -73,7 +77,7 @@ const PMA_ERRORS = [
 describe('sysfs_counters (PMA counters/)', () => {
   it('mlx5_roce: extended set, 64-bit data and packets, data x4 at l2', () => {
     const { attrs, counters } = setup('mlx5_roce', 'mlx5_0');
-    const set = counters.open(attrs);
+    const set = runSync(counters.openReads(attrs));
     expect(set?.kind).toBe('sysfs_counters');
     expect(set?.port).toEqual({ device: 'mlx5_0', port: 1 });
     expect(set?.counters.map((c) => c.name)).toEqual(
@@ -121,7 +125,7 @@ describe('sysfs_counters (PMA counters/)', () => {
 
   it('re-reads the open descriptors: values written in place show up', () => {
     const { f, attrs, counters } = setup('mlx5_roce', 'mlx5_0');
-    const set = counters.open(attrs);
+    const set = runSync(counters.openReads(attrs));
     if (!set) throw new Error('no set');
     f.setCounter('mlx5_0', 1, 'counters', 'port_xmit_data', 2880761600000n);
     f.setCounter('mlx5_0', 1, 'counters', 'port_rcv_packets', '18446744073709551615');
@@ -130,7 +134,7 @@ describe('sysfs_counters (PMA counters/)', () => {
 
   it('saturated: 32-bit PMA set, port_xmit_data stuck at all ones', () => {
     const { attrs, counters, hw } = setup('saturated', 'mlx4_0');
-    const set = counters.open(attrs);
+    const set = runSync(counters.openReads(attrs));
     if (!set) throw new Error('no set');
     expect(set.counters.map((c) => c.name)).toEqual(
       [...PMA_ERRORS, 'port_rcv_data', 'port_rcv_packets', 'port_xmit_data', 'port_xmit_packets', 'port_xmit_wait'].sort(),
@@ -148,39 +152,39 @@ describe('sysfs_counters (PMA counters/)', () => {
       port_xmit_packets: 4000000000n,
       symbol_error: 65535n,
     });
-    expect(hw.open(attrs)).toBeUndefined();
+    expect(runSync(hw.openReads(attrs))).toBeUndefined();
   });
 
   it('a value above 2^32-1 without unicast_* files means the 64-bit NOIETF group', () => {
     const { attrs, counters } = setup('saturated', 'mlx4_0', (f) =>
       f.setCounter('mlx4_0', 1, 'counters', 'port_rcv_data', 1n << 40n),
     );
-    const set = counters.open(attrs);
+    const set = runSync(counters.openReads(attrs));
     expect(set && spec(set, 'port_xmit_data')).toMatchObject({ bits: 64, overflow: 'wrap' });
     expect(set && spec(set, 'port_xmit_wait')).toMatchObject({ bits: 32, overflow: 'saturate' });
   });
 
   it('no_pma: every counters/ file says "N/A (no PMA)" -> per-counter errors, 32-bit assumed', () => {
     const { attrs, counters } = setup('no_pma', 'rxe0');
-    const set = counters.open(attrs);
+    const set = runSync(counters.openReads(attrs));
     if (!set) throw new Error('no set');
     expect(set.counters).toHaveLength(16);
     expect(spec(set, 'port_xmit_data')).toMatchObject({ bits: 32, overflow: 'saturate' });
-    for (const v of set.read()) expect(v).toEqual({ ok: false, error: 'not a counter: "N/A (no PMA)"' });
+    for (const v of valuesNow(set)) expect(v).toEqual({ ok: false, error: { code: 'NOTACOUNTER', op: 'read', detail: 'not a counter: "N/A (no PMA)"' } });
   });
 
   it('rxe_6_1 and bnxt_re have no counters/ directory', () => {
     const r = setup('rxe_6_1', 'rxe0');
-    expect(r.counters.open(r.attrs)).toBeUndefined();
+    expect(runSync(r.counters.openReads(r.attrs))).toBeUndefined();
     const b = setup('bnxt_re', 'bnxt_re0');
-    expect(b.counters.open(b.attrs)).toBeUndefined();
+    expect(runSync(b.counters.openReads(b.attrs))).toBeUndefined();
   });
 });
 
 describe('sysfs_hw_counters', () => {
   it('rxe_6_1: exactly the measured names, lifespan skipped, packets meanings, 64-bit', () => {
     const { attrs, hw } = setup('rxe_6_1', 'rxe0');
-    const set = hw.open(attrs);
+    const set = runSync(hw.openReads(attrs));
     if (!set) throw new Error('no set');
     expect(set.kind).toBe('sysfs_hw_counters');
     expect(set.counters.map((c) => c.name)).toEqual([
@@ -214,7 +218,7 @@ describe('sysfs_hw_counters', () => {
 
   it('no_pma: older rxe spellings are exported by name, not dropped', () => {
     const { attrs, hw } = setup('no_pma', 'rxe0');
-    const set = hw.open(attrs);
+    const set = runSync(hw.openReads(attrs));
     const names = set?.counters.map((c) => c.name) ?? [];
     expect(names).toContain('out_of_sequence');
     expect(names).toContain('ack_deffered');
@@ -224,7 +228,7 @@ describe('sysfs_hw_counters', () => {
 
   it('mlx5_roce: 32-bit wrapping Q-counters, 64-bit congestion counters, no meanings', () => {
     const { f, attrs, hw } = setup('mlx5_roce', 'mlx5_0');
-    const set = hw.open(attrs);
+    const set = runSync(hw.openReads(attrs));
     if (!set) throw new Error('no set');
     expect(set.counters).toHaveLength(31);
     expect(set.counters.map((c) => c.name)).not.toContain('lifespan');
@@ -239,7 +243,7 @@ describe('sysfs_hw_counters', () => {
 
   it('bnxt_re: all 67 names from hw_counters.c, tx/rx pkts and bytes carry meanings', () => {
     const { attrs, hw } = setup('bnxt_re', 'bnxt_re0');
-    const set = hw.open(attrs);
+    const set = runSync(hw.openReads(attrs));
     if (!set) throw new Error('no set');
     expect(set.counters).toHaveLength(67);
     expect(set.counters.every((c) => c.bits === 64)).toBe(true);
@@ -259,7 +263,7 @@ describe('sysfs_hw_counters', () => {
 describe('read errors stay per counter', () => {
   it('einval: EISDIR at read, ENOENT and ELOOP at open, the rest reads fine', () => {
     const { f, attrs, counters, hw } = setup('einval', 'mlx5_2', (fx) => fx.applyErrorInjections());
-    const set = counters.open(attrs);
+    const set = runSync(counters.openReads(attrs));
     if (!set) throw new Error('no set');
     expect(set.counters).toHaveLength(21);
     const snap = snapshot(set);
@@ -267,7 +271,7 @@ describe('read errors stay per counter', () => {
     expect(snap.symbol_error).toBe('error: ENOENT: open');
     expect(snap.link_downed).toBe('error: ELOOP: open');
     expect(snap).toMatchObject({ port_xmit_data: 1000n, port_xmit_packets: 10n, port_rcv_packets: 20n });
-    const hwSet = hw.open(attrs);
+    const hwSet = runSync(hw.openReads(attrs));
     expect(hwSet && snapshot(hwSet)).toEqual({
       duplicate_request: 0n,
       np_cnp_sent: 'error: EISDIR: read',
@@ -279,12 +283,12 @@ describe('read errors stay per counter', () => {
     fs.rmSync(f.portPath('mlx5_2', 1, 'counters', 'port_rcv_data'), { recursive: true });
     f.setCounter('mlx5_2', 1, 'counters', 'port_rcv_data', 2500);
     expect(snapshot(set).port_rcv_data).toBe('error: EISDIR: read');
-    expect(snapshot(counters.open(attrs) as PortCounterSet).port_rcv_data).toBe(2500n);
+    expect(snapshot(runSync(counters.openReads(attrs)) as PortCounterSet).port_rcv_data).toBe(2500n);
   });
 
   it('text that is not a number is an error for that counter only', () => {
     const { f, attrs, hw } = setup('rxe_6_1', 'rxe0');
-    const set = hw.open(attrs);
+    const set = runSync(hw.openReads(attrs));
     if (!set) throw new Error('no set');
     f.setCounter('rxe0', 1, 'hw_counters', 'send_err', 'garbage');
     const snap = snapshot(set);
@@ -294,61 +298,63 @@ describe('read errors stay per counter', () => {
 });
 
 describe('vanished devices and descriptor lifetime', () => {
-  it('read() reports every counter as an error once the port directory is gone', () => {
+  it('a read that checks the directory reports every counter as an error once the port directory is gone', () => {
     const { f, attrs, hw } = setup('rxe_6_1', 'rxe0');
-    const set = hw.open(attrs);
-    if (!set) throw new Error('no set');
+    const set = runSync(hw.openReads(attrs));
+    if (!(set instanceof FileCounterSet)) throw new Error('no file set');
     expect(snapshot(set).sent_pkts).toBe(200n);
     f.removeDevice('rxe0');
-    const values = set.read();
+    const values = valuesOf(runSync(set.reads(true)), set.counters.length);
     expect(values).toHaveLength(15);
     for (const v of values) {
       expect(v.ok).toBe(false);
-      if (!v.ok) expect(v.error).toMatch(/^ENOENT: .*ports\/1 vanished$/);
+      if (!v.ok) expect(v.error).toMatchObject({ code: 'ENOENT', op: 'stat', path: set.watchDir });
+      if (!v.ok) expect(readErrorText(v.error)).toBe(`ENOENT: ${set.watchDir} vanished`);
     }
-    expect(hw.open(attrs)).toBeUndefined();
+    expect(runSync(hw.openReads(attrs))).toBeUndefined();
     f.readdDevice('rxe0');
-    const again = hw.open(attrs);
+    const again = runSync(hw.openReads(attrs));
     expect(again && snapshot(again).sent_pkts).toBe(200n);
   });
 
   it('a port directory re-created under the open set is reported as stale, not read', () => {
     const { f, attrs, hw } = setup('rxe_6_1', 'rxe0');
-    const set = hw.open(attrs);
+    const set = runSync(hw.openReads(attrs));
     if (!set) throw new Error('no set');
     const dir = f.portPath('rxe0', 1);
     // Keep the old directory alive so the new one cannot reuse its inode number.
     fs.renameSync(dir, `${dir}.old`);
     fs.cpSync(`${dir}.old`, dir, { recursive: true });
     f.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', 7);
-    const first = set.read()[0];
+    const first = valuesNow(set)[0];
     expect(first?.ok).toBe(false);
-    if (first && !first.ok) expect(first.error).toMatch(/^ESTALE: .* was re-created; reopened$/);
-    const fresh = hw.open(attrs);
+    if (first && !first.ok) expect(first.error).toMatchObject({ code: 'ESTALE', op: 'stat' });
+    if (first && !first.ok) expect(readErrorText(first.error)).toMatch(/^ESTALE: .* was re-created; reopened$/);
+    const fresh = runSync(hw.openReads(attrs));
     expect(fresh && snapshot(fresh).sent_pkts).toBe(7n);
   });
 
   it('close() releases every descriptor; the source closes what it opened', () => {
     const { attrs, counters, hw } = setup('mlx5_roce', 'mlx5_0');
     const before = openFds();
-    const a = counters.open(attrs);
-    const b = hw.open(attrs);
+    const a = runSync(counters.openReads(attrs));
+    const b = runSync(hw.openReads(attrs));
     expect(openFds()).toBe(before + 21 + 31);
     a?.close();
     expect(openFds()).toBe(before + 31);
     a?.close();
     hw.close();
     expect(openFds()).toBe(before);
-    expect(b?.read()[0]).toEqual({ ok: false, error: 'closed' });
+    expect(valuesNow(b!)[0]).toEqual({ ok: false, error: { code: 'CLOSED', op: 'read', detail: 'closed' } });
   });
 
   it('open() refuses names that would leave the root', () => {
     const { attrs, counters, hw } = setup('mlx5_roce', 'mlx5_0');
     for (const device of ['../mlx5_0', '..', 'mlx5_0/../mlx5_0']) {
-      expect(counters.open({ ...attrs, device })).toBeUndefined();
-      expect(hw.open({ ...attrs, device })).toBeUndefined();
+      expect(runSync(counters.openReads({ ...attrs, device }))).toBeUndefined();
+      expect(runSync(hw.openReads({ ...attrs, device }))).toBeUndefined();
     }
-    expect(counters.open({ ...attrs, port: -1 })).toBeUndefined();
+    expect(runSync(counters.openReads({ ...attrs, port: -1 }))).toBeUndefined();
   });
 });
 

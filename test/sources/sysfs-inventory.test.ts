@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectDriver } from '../../src/sources/sysfs/driver.js';
+import { driverReads } from '../../src/sources/sysfs/driver.js';
 import { SysfsInventory } from '../../src/sources/sysfs/inventory.js';
 import type { PortAttributes } from '../../src/sources/types.js';
 import { FIXTURES_DIR, SysfsFixture, type FixtureName } from '../fixtures/sysfs.js';
+import { runSync } from '../../src/reads/program.js';
+import { RXE0_PORT_1 } from '../fixtures/ports.js';
 
 const copies: SysfsFixture[] = [];
 function copy(name: FixtureName): SysfsFixture {
@@ -25,8 +27,8 @@ describe('SysfsInventory on the fixture trees', () => {
   it('mlx5_roce: ConnectX RoCE port, MTU from iboe_get_mtu(9000)', () => {
     const inv = inventoryOf('mlx5_roce');
     expect(inv.kind).toBe('sysfs');
-    expect(inv.listPorts()).toEqual([{ device: 'mlx5_0', port: 1 }]);
-    expect(inv.readAttributes({ device: 'mlx5_0', port: 1 })).toEqual<PortAttributes>({
+    expect(runSync(inv.listReads())).toEqual([{ device: 'mlx5_0', port: 1 }]);
+    expect(runSync(inv.attributeReads({ device: 'mlx5_0', port: 1 }))).toEqual<PortAttributes>({
       device: 'mlx5_0',
       port: 1,
       state: 'ACTIVE',
@@ -42,23 +44,12 @@ describe('SysfsInventory on the fixture trees', () => {
 
   it('rxe_6_1: measured rxe layout', () => {
     const inv = inventoryOf('rxe_6_1');
-    expect(inv.listPorts()).toEqual([{ device: 'rxe0', port: 1 }]);
-    expect(inv.readAttributes({ device: 'rxe0', port: 1 })).toEqual<PortAttributes>({
-      device: 'rxe0',
-      port: 1,
-      state: 'ACTIVE',
-      physState: 'LinkUp',
-      linkLayer: 'Ethernet',
-      activeIbMtu: 4096,
-      rateBitsPerSecond: 10e9,
-      netdev: 'veth0',
-      gidTypes: ['RoCE v2'],
-      attributeSource: 'sysfs',
-    });
+    expect(runSync(inv.listReads())).toEqual([{ device: 'rxe0', port: 1 }]);
+    expect(runSync(inv.attributeReads({ device: 'rxe0', port: 1 }))).toEqual<PortAttributes>(RXE0_PORT_1);
   });
 
   it('bnxt_re: 25GbE, MTU 1500 -> 1024', () => {
-    const attrs = inventoryOf('bnxt_re').readAttributes({ device: 'bnxt_re0', port: 1 });
+    const attrs = runSync(inventoryOf('bnxt_re').attributeReads({ device: 'bnxt_re0', port: 1 }));
     expect(attrs).toMatchObject({
       state: 'ACTIVE',
       linkLayer: 'Ethernet',
@@ -70,12 +61,12 @@ describe('SysfsInventory on the fixture trees', () => {
   });
 
   it('no_pma: old rxe on eth1, MTU 1500 -> 1024', () => {
-    const attrs = inventoryOf('no_pma').readAttributes({ device: 'rxe0', port: 1 });
+    const attrs = runSync(inventoryOf('no_pma').attributeReads({ device: 'rxe0', port: 1 }));
     expect(attrs).toMatchObject({ netdev: 'eth1', activeIbMtu: 1024, rateBitsPerSecond: 10e9 });
   });
 
   it('saturated: InfiniBand port has no netdev and no derived MTU', () => {
-    expect(inventoryOf('saturated').readAttributes({ device: 'mlx4_0', port: 1 })).toEqual<PortAttributes>({
+    expect(runSync(inventoryOf('saturated').attributeReads({ device: 'mlx4_0', port: 1 }))).toEqual<PortAttributes>({
       device: 'mlx4_0',
       port: 1,
       state: 'ACTIVE',
@@ -92,7 +83,7 @@ describe('SysfsInventory on the fixture trees', () => {
   it('einval: skips the GID entry that errors and applies the mlx5 MTU rule', () => {
     const f = copy('einval');
     f.applyErrorInjections();
-    const attrs = new SysfsInventory({ sysfsRoot: f.root }).readAttributes({ device: 'mlx5_2', port: 1 });
+    const attrs = runSync(new SysfsInventory({ sysfsRoot: f.root }).attributeReads({ device: 'mlx5_2', port: 1 }));
     // ndevs/0 now fails to read (EISDIR), ndevs/1 names the netdev.
     expect(attrs?.netdev).toBe('ens3np0');
     // 4176: iboe_get_mtu() -> 2048 (rxe's rule would say 4096).
@@ -107,7 +98,7 @@ describe('SysfsInventory changes and failures', () => {
     const inv = new SysfsInventory({ sysfsRoot: f.root });
     f.setPortState('rxe0', 1, 'DOWN');
     f.setNetdevMtu('veth0', 1500);
-    expect(inv.readAttributes({ device: 'rxe0', port: 1 })).toMatchObject({
+    expect(runSync(inv.attributeReads({ device: 'rxe0', port: 1 }))).toMatchObject({
       state: 'DOWN',
       physState: 'Disabled',
       activeIbMtu: 1024,
@@ -118,17 +109,17 @@ describe('SysfsInventory changes and failures', () => {
     const f = copy('mlx5_roce');
     const inv = new SysfsInventory({ sysfsRoot: f.root });
     f.removeDevice('mlx5_0');
-    expect(inv.listPorts()).toEqual([]);
-    expect(inv.readAttributes({ device: 'mlx5_0', port: 1 })).toBeUndefined();
+    expect(runSync(inv.listReads())).toEqual([]);
+    expect(runSync(inv.attributeReads({ device: 'mlx5_0', port: 1 }))).toBeUndefined();
     f.readdDevice('mlx5_0');
-    expect(inv.readAttributes({ device: 'mlx5_0', port: 1 })?.state).toBe('ACTIVE');
+    expect(runSync(inv.attributeReads({ device: 'mlx5_0', port: 1 }))?.state).toBe('ACTIVE');
   });
 
   it('missing files make attributes undefined or unknown, never throw', () => {
     const f = copy('mlx5_roce');
     for (const file of ['state', 'phys_state', 'rate', 'link_layer']) fs.rmSync(f.portPath('mlx5_0', 1, file));
     fs.rmSync(f.portPath('mlx5_0', 1, 'gid_attrs'), { recursive: true });
-    expect(new SysfsInventory({ sysfsRoot: f.root }).readAttributes({ device: 'mlx5_0', port: 1 })).toEqual({
+    expect(runSync(new SysfsInventory({ sysfsRoot: f.root }).attributeReads({ device: 'mlx5_0', port: 1 }))).toEqual({
       device: 'mlx5_0',
       port: 1,
       state: 'unknown',
@@ -145,15 +136,15 @@ describe('SysfsInventory changes and failures', () => {
   it('a netdev without a readable mtu leaves activeIbMtu undefined', () => {
     const f = copy('rxe_6_1');
     fs.rmSync(f.path('class', 'net', 'veth0', 'mtu'));
-    const attrs = new SysfsInventory({ sysfsRoot: f.root }).readAttributes({ device: 'rxe0', port: 1 });
+    const attrs = runSync(new SysfsInventory({ sysfsRoot: f.root }).attributeReads({ device: 'rxe0', port: 1 }));
     expect(attrs?.netdev).toBe('veth0');
     expect(attrs?.activeIbMtu).toBeUndefined();
   });
 
   it('a missing root lists nothing', () => {
     const inv = new SysfsInventory({ sysfsRoot: '/nonexistent/sysfs/root' });
-    expect(inv.listPorts()).toEqual([]);
-    expect(inv.readAttributes({ device: 'mlx5_0', port: 1 })).toBeUndefined();
+    expect(runSync(inv.listReads())).toEqual([]);
+    expect(runSync(inv.attributeReads({ device: 'mlx5_0', port: 1 }))).toBeUndefined();
     inv.close();
   });
 
@@ -170,10 +161,10 @@ describe('names that try to escape the root', () => {
     fs.writeFileSync(f.path('evil', 'ports', '1', 'state'), '4: ACTIVE\n');
     const inv = new SysfsInventory({ sysfsRoot: f.root });
     for (const device of ['../../evil', '..', '.', 'mlx5_0/../../../evil', '', 'a\0b', 'x'.repeat(65)]) {
-      expect(inv.readAttributes({ device, port: 1 })).toBeUndefined();
+      expect(runSync(inv.attributeReads({ device, port: 1 }))).toBeUndefined();
     }
     for (const port of [-1, 1.5, Number.NaN, 1000]) {
-      expect(inv.readAttributes({ device: 'mlx5_0', port })).toBeUndefined();
+      expect(runSync(inv.attributeReads({ device: 'mlx5_0', port }))).toBeUndefined();
     }
   });
 
@@ -184,7 +175,7 @@ describe('names that try to escape the root', () => {
     fs.mkdirSync(f.path('class', 'infiniband', 'rxe0', 'ports', '01'), { recursive: true });
     fs.mkdirSync(f.portPath('rxe0', 2), { recursive: true });
     fs.mkdirSync(f.portPath('rxe0', 10), { recursive: true });
-    expect(new SysfsInventory({ sysfsRoot: f.root }).listPorts()).toEqual([
+    expect(runSync(new SysfsInventory({ sysfsRoot: f.root }).listReads())).toEqual([
       { device: 'rxe0', port: 1 },
       { device: 'rxe0', port: 2 },
       { device: 'rxe0', port: 10 },
@@ -195,35 +186,35 @@ describe('names that try to escape the root', () => {
     const f = copy('rxe_6_1');
     fs.writeFileSync(f.portPath('rxe0', 1, 'gid_attrs', 'ndevs', '0'), '../../../etc\n');
     fs.writeFileSync(f.portPath('rxe0', 1, 'gid_attrs', 'ndevs', '1'), '../../../etc\n');
-    const attrs = new SysfsInventory({ sysfsRoot: f.root }).readAttributes({ device: 'rxe0', port: 1 });
+    const attrs = runSync(new SysfsInventory({ sysfsRoot: f.root }).attributeReads({ device: 'rxe0', port: 1 }));
     expect(attrs?.netdev).toBeUndefined();
     expect(attrs?.activeIbMtu).toBeUndefined();
   });
 });
 
-describe('detectDriver', () => {
+describe('driverReads', () => {
   it('uses rxe\'s parent attribute, then the PCI driver link, then the name', () => {
     const f = copy('mlx5_roce');
     const ib = (...p: string[]): string => f.path('class', 'infiniband', ...p);
     fs.renameSync(ib('mlx5_0'), ib('roce7'));
-    expect(detectDriver(f.root, 'roce7')).toBe('unknown');
+    expect(runSync(driverReads(f.root, 'roce7'))).toBe('unknown');
     fs.mkdirSync(ib('roce7', 'device'));
     fs.symlinkSync('../../../../bus/pci/drivers/mlx5_core', ib('roce7', 'device', 'driver'));
-    expect(detectDriver(f.root, 'roce7')).toBe('mlx5');
+    expect(runSync(driverReads(f.root, 'roce7'))).toBe('mlx5');
     // rxe stacked on a ConnectX netdev: its device link leads to mlx5_core, but parent says rxe.
     fs.writeFileSync(ib('roce7', 'parent'), 'ens1f0np0\n');
-    expect(detectDriver(f.root, 'roce7')).toBe('rxe');
+    expect(runSync(driverReads(f.root, 'roce7'))).toBe('rxe');
   });
 
   it('falls back to the name and then to rxe\'s counter names', () => {
     const f = SysfsFixture.empty();
     copies.push(f);
-    expect(detectDriver(f.root, 'mlx5_3')).toBe('mlx5');
-    expect(detectDriver(f.root, 'mlx4_0')).toBe('mlx4');
-    expect(detectDriver(f.root, 'bnxt_re1')).toBe('bnxt_re');
-    expect(detectDriver(f.root, 'rxe_eth0')).toBe('rxe');
-    expect(detectDriver(f.root, 'soft0', ['sent_pkts', 'rcvd_pkts'])).toBe('rxe');
-    expect(detectDriver(f.root, 'irdma0', ['ip4InOctets'])).toBe('unknown');
-    expect(detectDriver(f.root, '../x')).toBe('unknown');
+    expect(runSync(driverReads(f.root, 'mlx5_3'))).toBe('mlx5');
+    expect(runSync(driverReads(f.root, 'mlx4_0'))).toBe('mlx4');
+    expect(runSync(driverReads(f.root, 'bnxt_re1'))).toBe('bnxt_re');
+    expect(runSync(driverReads(f.root, 'rxe_eth0'))).toBe('rxe');
+    expect(runSync(driverReads(f.root, 'soft0', ['sent_pkts', 'rcvd_pkts']))).toBe('rxe');
+    expect(runSync(driverReads(f.root, 'irdma0', ['ip4InOctets']))).toBe('unknown');
+    expect(runSync(driverReads(f.root, '../x'))).toBe('unknown');
   });
 });

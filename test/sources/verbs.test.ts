@@ -1,9 +1,11 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { existsSync } from 'node:fs';
-import { describe, it, expect } from 'vitest';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, it, expect, beforeAll } from 'vitest';
 import {
   COMPAT_PORT_ATTR_SIZE,
-  type VerbsNative,
-  VerbsInventory,
   VerbsLayoutError,
   decodeGidEntry,
   decodeGidTable,
@@ -12,12 +14,14 @@ import {
   gidTypeName,
   linkLayerName,
   mtuBytes,
-  openVerbsInventory,
+  openVerbsReads,
   physStateName,
   portRateBitsPerSecond,
   portStateName,
   toPortAttributes,
 } from '../../src/sources/verbs/index.js';
+import { runSync } from '../../src/reads/program.js';
+import { RXE0_PORT_1 } from '../fixtures/ports.js';
 
 /*
  * Struct bytes below were written by a C program that filled the real structs and dumped them
@@ -174,18 +178,7 @@ describe('toPortAttributes', () => {
     const gids = [decodeGidEntry(GID_V2), decodeGidEntry(GID_V1)];
     const names: Record<number, string> = { 5: 'veth0' };
     const attrs = toPortAttributes({ device: 'rxe0', port: 1 }, decodePortAttr(COMPAT_RXE), gids, (i) => names[i]);
-    expect(attrs).toEqual({
-      device: 'rxe0',
-      port: 1,
-      state: 'ACTIVE',
-      physState: 'LinkUp',
-      linkLayer: 'Ethernet',
-      activeIbMtu: 4096,
-      rateBitsPerSecond: 10_000_000_000,
-      netdev: 'veth0',
-      gidTypes: ['RoCE v1', 'RoCE v2'],
-      attributeSource: 'verbs',
-    });
+    expect(attrs).toEqual({ ...RXE0_PORT_1, gidTypes: ['RoCE v1', 'RoCE v2'], attributeSource: 'verbs' });
   });
 
   it('falls back to ibv_query_port_speed when the speed enum is unknown', () => {
@@ -197,115 +190,104 @@ describe('toPortAttributes', () => {
   });
 });
 
-/** A fake libibverbs: one device "rxe0", one port, answering with the captured structs. */
-function fakeNative(overrides: Partial<VerbsNative> = {}): VerbsNative & { calls: string[] } {
-  const calls: string[] = [];
-  const native: VerbsNative = {
-    getDeviceList: () => ({ list: 0x1000n, devices: [0x2000n], errno: 0 }),
-    freeDeviceList: () => void calls.push('free'),
-    deviceName: () => 'rxe0',
-    openDevice: () => ({ ctx: 0x3000n, errno: 0 }),
-    closeDevice: () => {
-      calls.push('close');
-      return 0;
-    },
-    queryDevice: (_ctx, out) => {
-      out.set(DEVICE_ATTR.subarray(0, 227));
-      out[227] = 1;
-      return 0;
-    },
-    queryPort: (_ctx, port, out) => {
-      if (port !== 1) return 22;
-      out.set(COMPAT_RXE);
-      return 0;
-    },
-    queryGidEx: (_ctx, _port, index, out) => {
-      if (index === 0) out.set(GID_V1);
-      else if (index === 1) out.set(GID_V2);
-      else return 61; // ENODATA
-      return 0;
-    },
-    queryGidTable: (_ctx, out, max) => {
-      calls.push(`table ${max}`);
-      out.set(GID_V1, 0);
-      out.set(GID_V2, 32);
-      return 2;
-    },
-    queryPortSpeed: () => undefined,
-    ifIndexToName: (i) => (i === 5 ? 'veth0' : undefined),
-    ...overrides,
-  };
-  return Object.assign(native, { calls });
+/*
+ * The inventory over a stand-in libibverbs.so.1 (native/reader/fake-libibverbs.c, built by
+ * `make -C native fake-verbs`), in a child process whose loader finds it first. Its ports answer
+ * as RoCE v2 4X EDR (100 Gb/s) ports with MTU 4096 and four GIDs (RoCE v1/v2 of fe80::P and
+ * ::ffff:10.0.0.P, index 0..3).
+ */
+const ROOT = path.join(__dirname, '../..');
+const FAKE_DIR = path.join(ROOT, 'native/build/fake-verbs');
+const fakeFile = (name: string): string => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mfe-fakeverbs-')), name);
+
+interface ChildReport {
+  ok: boolean;
+  reason?: string;
+  errno?: number;
+  message?: string;
+  ports?: { device: string; port: number }[];
+  skipped?: { device: string; error: string }[];
+  direct?: { attrs: Record<string, unknown>; gids: [number, string, number, number][] }[];
+  mode?: string;
+  states?: { kind: string; value?: unknown }[];
+  attributes?: { kind: string; value?: unknown }[];
+  gone?: unknown;
+  afterClose?: unknown;
 }
 
-describe('VerbsInventory over a fake libibverbs', () => {
-  it('lists ports and reads attributes with one GID table query', () => {
-    const native = fakeNative();
-    const opened = openVerbsInventory(native);
-    expect(opened.ok).toBe(true);
-    if (!opened.ok) return;
-    const inv: VerbsInventory = opened.inventory;
-    expect(native.calls).toEqual(['free']);
-    expect(inv.listPorts()).toEqual([{ device: 'rxe0', port: 1 }]);
-    const attrs = inv.readAttributes({ device: 'rxe0', port: 1 });
-    expect(native.calls).toEqual(['free', 'table 1024']);
-    expect(inv.ifName(5)).toBe('veth0');
-    expect(attrs?.netdev).toBe('veth0');
-    expect(attrs?.gidTypes).toEqual(['RoCE v1', 'RoCE v2']);
-    expect(attrs?.activeIbMtu).toBe(4096);
-    expect(inv.readGidEntries({ device: 'rxe0', port: 1 })?.map((g) => [g.gidIndex, g.gidText, g.ndevIfindex])).toEqual([
-      [0, 'fe80:0000:0000:0000:5054:00ff:fe12:3456', 5],
-      [1, '0000:0000:0000:0000:0000:ffff:0a00:0001', 5],
-    ]);
-    expect(inv.readAttributes({ device: 'rxe0', port: 2 })).toBeUndefined();
-    expect(inv.readAttributes({ device: 'mlx5_0', port: 1 })).toBeUndefined();
-    inv.close();
-    inv.close();
-    expect(native.calls.filter((c) => c === 'close')).toHaveLength(1);
-    expect(inv.readAttributes({ device: 'rxe0', port: 1 })).toBeUndefined();
+function runChild(env: Record<string, string>): ChildReport {
+  const r = spawnSync(path.join(ROOT, 'node_modules/.bin/vite-node'), [path.join(__dirname, 'verbs-child.ts')], {
+    env: { ...process.env, LD_LIBRARY_PATH: FAKE_DIR, ...env }, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL',
+  });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as ChildReport;
+}
+
+const port = (device: string, n: number, netdev?: string): Record<string, unknown> => ({
+  device, port: n, state: 'ACTIVE', physState: 'LinkUp', linkLayer: 'Ethernet', activeIbMtu: 4096,
+  rateBitsPerSecond: 100_000_000_000, ...(netdev ? { netdev } : {}), gidTypes: ['RoCE v1', 'RoCE v2'], attributeSource: 'verbs',
+});
+const gids = (n: number, ifindex: number): [number, string, number, number][] => [
+  [0, `fe80:0000:0000:0000:0000:0000:0000:000${n}`, 1, ifindex],
+  [1, `fe80:0000:0000:0000:0000:0000:0000:000${n}`, 2, ifindex],
+  [2, `0000:0000:0000:0000:0000:ffff:0a00:000${n}`, 1, ifindex],
+  [3, `0000:0000:0000:0000:0000:ffff:0a00:000${n}`, 2, ifindex],
+];
+
+describe('VerbsInventory over a stand-in libibverbs.so.1 (the reader library\'s verbs ops)', () => {
+  beforeAll(() => {
+    execFileSync('make', ['-s', '-C', path.join(ROOT, 'native'), 'reader', 'fake-verbs']);
   });
 
-  it('falls back to one _ibv_query_gid_ex per index without the table symbol', () => {
-    let queried = 0;
-    const native = fakeNative({
-      queryGidTable: () => undefined,
-      queryGidEx: (_c, _p, index, out) => {
-        queried++;
-        if (index > 1) return 61;
-        out.set(index === 0 ? GID_V1 : GID_V2);
-        return 0;
-      },
-    });
-    const opened = openVerbsInventory(native);
-    if (!opened.ok) throw opened.error;
-    expect(opened.inventory.readAttributes({ device: 'rxe0', port: 1 })?.gidTypes).toEqual(['RoCE v1', 'RoCE v2']);
-    expect(queried).toBe(1024);
+  it('lists and describes every port the same on this thread and on the reader threads; closes each device once', () => {
+    const log = fakeFile('calls.log');
+    // ifindex 1 is the loopback device on every Linux host: the netdev comes from if_indextoname().
+    const r = runChild({ FAKE_IBV_DEVICES: 'mlx5_0:1,mlx5_1:2', FAKE_IBV_NDEV_IFINDEX: '1', FAKE_IBV_LOG: log });
+    expect(r.ok).toBe(true);
+    expect(r.ports).toEqual([{ device: 'mlx5_0', port: 1 }, { device: 'mlx5_1', port: 1 }, { device: 'mlx5_1', port: 2 }]);
+    expect(r.skipped).toEqual([]);
+    const expected = [port('mlx5_0', 1, 'lo'), port('mlx5_1', 1, 'lo'), port('mlx5_1', 2, 'lo')];
+    expect(r.direct).toEqual([
+      { attrs: expected[0], gids: gids(1, 1) },
+      { attrs: expected[1], gids: gids(1, 1) },
+      { attrs: expected[2], gids: gids(2, 1) },
+    ]);
+    expect(r.mode).toBe('native');
+    expect(r.states).toEqual(Array(3).fill({ kind: 'done', value: { state: 'ACTIVE', physState: 'LinkUp' } }));
+    expect(r.attributes).toEqual(expected.map((value) => ({ kind: 'done', value })));
+    expect(r.gone).toBeNull();
+    expect(r.afterClose).toBeNull();
+    expect(fs.readFileSync(log, 'utf8')).toBe('open mlx5_0\nopen mlx5_1\nclose mlx5_0\nclose mlx5_1\n');
+  });
+
+  it('without _ibv_query_gid_table reads the GIDs one _ibv_query_gid_ex per index', () => {
+    const r = runChild({ FAKE_IBV_DEVICES: 'mlx5_0:1', FAKE_IBV_NO_GID_TABLE: '1' });
+    expect(r.direct).toEqual([{ attrs: port('mlx5_0', 1), gids: gids(1, 0) }]);
   });
 
   it('reports ENOSYS from ibv_get_device_list as no-devices', () => {
-    const opened = openVerbsInventory(fakeNative({ getDeviceList: () => ({ list: null, devices: [], errno: 38 }) }));
-    expect(opened.ok).toBe(false);
-    if (opened.ok) return;
-    expect(opened.error.reason).toBe('no-devices');
-    expect(opened.error.errno).toBe(38);
-    expect(opened.error.message).toBe(
-      'libibverbs unavailable (no-devices): ibv_get_device_list() failed with ENOSYS: the kernel has no RDMA/uverbs support',
-    );
+    expect(runChild({ FAKE_IBV_LIST_ERRNO: '38' })).toEqual({
+      ok: false, reason: 'no-devices', errno: 38,
+      message: 'libibverbs unavailable (no-devices): ibv_get_device_list() failed with ENOSYS: the kernel has no RDMA/uverbs support',
+    });
   });
 
-  it('reports an empty list as no-devices and frees it', () => {
-    const native = fakeNative({ getDeviceList: () => ({ list: 0x1000n, devices: [], errno: 0 }) });
-    const opened = openVerbsInventory(native);
-    expect(opened.ok ? undefined : [opened.error.reason, opened.error.errno]).toEqual(['no-devices', 0]);
-    expect(native.calls).toEqual(['free']);
+  it('reports an empty list as no-devices', () => {
+    expect(runChild({ FAKE_IBV_DEVICES: '' })).toMatchObject({ ok: false, reason: 'no-devices', errno: 0 });
   });
 
   it('reports devices that cannot be opened', () => {
-    const opened = openVerbsInventory(fakeNative({ openDevice: () => ({ ctx: null, errno: 13 }) }));
-    expect(opened.ok ? undefined : [opened.error.reason, opened.error.message]).toEqual([
-      'open-failed',
-      'libibverbs unavailable (open-failed): rxe0: ibv_open_device failed with EACCES',
-    ]);
+    expect(runChild({ FAKE_IBV_DEVICES: 'rxe0:1', FAKE_IBV_OPEN_ERRNO: '13' })).toMatchObject({
+      ok: false, reason: 'open-failed', message: 'libibverbs unavailable (open-failed): rxe0: ibv_open_device failed with EACCES',
+    });
+  });
+
+  it('reports a libibverbs.so.1 that cannot be loaded as library-missing, with the loader\'s reason', () => {
+    const bogus = fakeFile('libibverbs.so.1');
+    fs.writeFileSync(bogus, 'not a shared object\n');
+    const r = runChild({ LD_LIBRARY_PATH: path.dirname(bogus) });
+    expect(r).toMatchObject({ ok: false, reason: 'library-missing' });
+    expect(r.message).toMatch(/^libibverbs unavailable \(library-missing\): .*libibverbs\.so\.1: .*(invalid ELF header|file too short)/);
   });
 });
 
@@ -315,12 +297,12 @@ const mustRun = libibverbsInstalled || process.env.CI !== undefined;
 
 describe('the real libibverbs.so.1', () => {
   it.skipIf(!mustRun)('loads, and on a host without RDMA devices reports no-devices without throwing', () => {
-    const opened = openVerbsInventory();
+    const opened = runSync(openVerbsReads());
     if (opened.ok) {
       // A host with RDMA devices: the inventory must at least list and describe its ports.
-      const ports = opened.inventory.listPorts();
+      const ports = runSync(opened.inventory.listReads());
       expect(ports.length).toBeGreaterThan(0);
-      expect(opened.inventory.readAttributes(ports[0]!)?.attributeSource).toBe('verbs');
+      expect(runSync(opened.inventory.attributeReads(ports[0]!))?.attributeSource).toBe('verbs');
       opened.inventory.close();
       return;
     }

@@ -68,7 +68,7 @@ function slowestHash(users: ReadonlyMap<string, string>): string {
   return best;
 }
 
-export function parseBasicAuth(header: string | undefined): { user: string; password: string } | undefined {
+function parseBasicAuth(header: string | undefined): { user: string; password: string } | undefined {
   const m = header === undefined ? null : /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
   if (!m) return undefined;
   const text = Buffer.from(m[1]!, 'base64').toString('utf8');

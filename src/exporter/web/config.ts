@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isMap, isScalar, isSeq } from 'yaml';
-import { Fields } from '../../input/fields.js';
+import { Fields, scalarText } from '../../input/fields.js';
 import { InputError, type Problem, SourceText } from '../../input/problems.js';
 import { parseGoDurationMs } from '../../input/units.js';
 import { BCRYPT_HASH } from './basicauth.js';
@@ -19,7 +19,7 @@ import { readTls, type TlsSettings } from './tls.js';
  * The only headers the toolkit lets a web config add, with their allowed values (none listed:
  * any value). Private on purpose there "to ensure consistency in the Prometheus ecosystem".
  */
-export const EXTRA_HEADERS: Readonly<Record<string, readonly string[] | undefined>> = {
+const EXTRA_HEADERS: Readonly<Record<string, readonly string[] | undefined>> = {
   'Strict-Transport-Security': undefined,
   'X-Content-Type-Options': ['nosniff'],
   'X-Frame-Options': ['deny', 'sameorigin'],
@@ -114,7 +114,7 @@ function readUsers(root: Fields): Map<string, string> {
   const src = root.src;
   for (const pair of node.items) {
     const keyNode = pair.key;
-    const user = isScalar(keyNode) && keyNode.value !== null ? String(keyNode.value) : undefined;
+    const user = isScalar(keyNode) && keyNode.value !== null ? scalarText(keyNode.value) : undefined;
     if (user === undefined || isSeq(keyNode) || isMap(keyNode)) {
       root.problems.push(src.problem(keyNode ?? node, ['basic_auth_users'], 'a user name must be a string'));
       continue;
@@ -146,7 +146,7 @@ function readRateLimit(root: Fields): WebConfig['rateLimit'] {
   let intervalMs = 0;
   if (raw !== undefined) {
     const ms = typeof raw === 'string' || typeof raw === 'number' ? parseGoDurationMs(String(raw)) : undefined;
-    if (ms === undefined) r.report('interval', `"${String(raw)}" is not a duration (examples: 1s, 100ms, 1m30s, 0 to disable)`);
+    if (ms === undefined) r.report('interval', `"${scalarText(raw)}" is not a duration (examples: 1s, 100ms, 1m30s, 0 to disable)`);
     else intervalMs = ms;
   }
   const burst = r.integer('burst', { required: false, min: 0, max: 1_000_000 }) ?? 0;

@@ -9,11 +9,11 @@ import * as tls from 'node:tls';
 import { isScalar } from 'yaml';
 import type { Fields } from '../../input/fields.js';
 
-export const CLIENT_AUTH_TYPES = [
+const CLIENT_AUTH_TYPES = [
   'NoClientCert', 'RequestClientCert', 'RequireAnyClientCert', 'VerifyClientCertIfGiven', 'RequireAndVerifyClientCert',
 ] as const;
 
-export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
+type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 
 const TLS_VERSIONS: Readonly<Record<string, tls.SecureVersion>> = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' };
 
@@ -220,6 +220,6 @@ export function checkClientCertificate(t: TlsSettings | undefined, socket: tls.T
 }
 
 /** "DNS:a, IP Address:10.0.0.1, email:x@y, URI:spiffe://..." -> the values. */
-export function parseSubjectAltNames(text: string): string[] {
+function parseSubjectAltNames(text: string): string[] {
   return text.split(/,\s*/).map((s) => s.slice(s.indexOf(':') + 1)).filter((s) => s !== '');
 }

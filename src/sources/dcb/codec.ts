@@ -26,7 +26,7 @@ export function buildIeeeGetRequest(seq: number, ifname: string): Uint8Array {
   return encodeMessage({ type: RTM_GETDCB, flags: NLM_F_REQUEST | NLM_F_ACK, seq, pid: 0 }, [dcbmsg, attrString(DCB_ATTR_IFNAME, ifname)]);
 }
 
-export interface IeeePfc {
+interface IeeePfc {
   /** Traffic classes that may have PFC enabled at once. */
   readonly pfcCap: number;
   /** Bit p set: PFC enabled on priority p. */
@@ -59,7 +59,7 @@ export function decodeIeeeGetReply(msg: NlMessage): IeeeGetReply {
   };
 }
 
-export function decodeIeeePfc(b: Uint8Array): IeeePfc {
+function decodeIeeePfc(b: Uint8Array): IeeePfc {
   if (b.length < IEEE_PFC_BYTES) throw new NetlinkDecodeError(`DCB_ATTR_IEEE_PFC of ${b.length} bytes, expected ${IEEE_PFC_BYTES}`, 0);
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const u64s = (at: number): bigint[] => Array.from({ length: IEEE_8021QAZ_MAX_TCS }, (_, i) => dv.getBigUint64(at + i * 8, LE));

@@ -7,13 +7,21 @@
  * DCB: veth, virtio_net and most software devices answer EOPNOTSUPP; a netdev that vanished
  * answers ENODEV.
  */
-import { ERRNO } from '../netlink/constants.js';
+import { ERRNO, errnoName } from '../../ffi/errno.js';
 import { NetlinkDecodeError } from '../netlink/codec.js';
-import { NetlinkRequestError, RdmaNetlinkSocket, errnoName } from '../netlink/socket.js';
+import { type NetlinkProtocol, NetlinkRequestError, NetlinkSocket } from '../netlink/socket.js';
 import { type NetlinkTransport, requestOf } from '../netlink/source.js';
-import { type ReadProgram, runSync } from '../../reads/program.js';
+import { type ReadProgram } from '../../reads/program.js';
 import { NETLINK_ROUTE } from './constants.js';
 import { buildIeeeGetRequest, decodeIeeeGetReply, pfcEnabledPriorities } from './codec.js';
+
+/** rtnetlink (include/uapi/linux/netlink.h NETLINK_ROUTE), which carries DCB (RTM_GETDCB). */
+export const ROUTE_NETLINK: NetlinkProtocol = {
+  number: NETLINK_ROUTE,
+  name: 'NETLINK_ROUTE',
+  title: 'route netlink',
+  missing: 'this kernel has no rtnetlink',
+};
 
 export type PfcState =
   | {
@@ -29,8 +37,6 @@ export type PfcState =
 
 export interface DcbReader {
   pfcReads(ifname: string): ReadProgram<PfcState>;
-  /** pfcReads() here and now. */
-  readPfc(ifname: string): PfcState;
   close(): void;
 }
 
@@ -39,12 +45,8 @@ export class DcbNetlinkReader implements DcbReader {
 
   /** Opens a NETLINK_ROUTE socket; undefined (with why) where netlink itself is unavailable. */
   static open(timeoutMs = 500): { reader: DcbNetlinkReader } | { error: string } {
-    const opened = RdmaNetlinkSocket.open({ timeoutMs, protocol: NETLINK_ROUTE });
+    const opened = NetlinkSocket.open(ROUTE_NETLINK, { timeoutMs });
     return opened.ok ? { reader: new DcbNetlinkReader(opened.socket) } : { error: opened.error.message };
-  }
-
-  readPfc(ifname: string): PfcState {
-    return runSync(this.pfcReads(ifname));
   }
 
   *pfcReads(ifname: string): ReadProgram<PfcState> {

@@ -13,29 +13,23 @@
  */
 import { IFNAMSIZ, IFREQ_BYTES, IFREQ_DATA_AT, SIOCETHTOOL } from './constants.js';
 import { NativeLoadError, errorText, loadLibc, type Libc } from '../../ffi/libc.js';
-import { type ReadProgram, read, runSync } from '../../reads/program.js';
+import { type ReadProgram, read } from '../../reads/program.js';
+import { ERRNO } from '../../ffi/errno.js';
 
 const AF_INET = 2;
 const SOCK_DGRAM = 2;
 const SOCK_CLOEXEC = 0o2000000;
-const EBADF = 9;
-const ENODEV = 19;
+const EBADF = ERRNO.EBADF;
+const ENODEV = ERRNO.ENODEV;
 
 /** The kernel's answer to one command: errno 0 and the buffer as it wrote it, or an errno. */
 export type EthtoolReply = { readonly errno: 0; readonly data: Uint8Array } | { readonly errno: number };
 
 /** What the reader needs: tests replay captured answers through the same interface. */
 export interface EthtoolTransport {
-  request(ifname: string, command: Uint8Array): EthtoolReply;
-  /** request() as a read program (the ioctl on the bounded reader); request() when absent. */
-  requestReads?(ifname: string, command: Uint8Array): ReadProgram<EthtoolReply>;
+  /** One command as a read program (the ioctl on the bounded reader, or here with runSync()). */
+  requestReads(ifname: string, command: Uint8Array): ReadProgram<EthtoolReply>;
   close(): void;
-}
-
-/** The transport's request as a read program. */
-export function* ethtoolRequest(t: EthtoolTransport, ifname: string, command: Uint8Array): ReadProgram<EthtoolReply> {
-  if (t.requestReads) return yield* t.requestReads(ifname, command);
-  return t.request(ifname, command);
 }
 
 export type EthtoolOpenResult = { readonly ok: true; readonly transport: IoctlTransport } | { readonly ok: false; readonly error: string };
@@ -58,10 +52,6 @@ export class IoctlTransport implements EthtoolTransport {
     const fd = libc.socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return { ok: false, error: `socket(AF_INET, SOCK_DGRAM) failed with errno ${libc.errno()}` };
     return { ok: true, transport: new IoctlTransport(libc, fd) };
-  }
-
-  request(ifname: string, command: Uint8Array): EthtoolReply {
-    return runSync(this.requestReads(ifname, command));
   }
 
   *requestReads(ifname: string, command: Uint8Array): ReadProgram<EthtoolReply> {

@@ -6,7 +6,8 @@
 import { runsAsScript } from '../script.js';
 import { hex } from '../netlink/codec.js';
 import { type EthtoolReply, type EthtoolTransport, IoctlTransport } from './ioctl.js';
-import { readEthtoolStats, readValues } from './read.js';
+import { ethtoolStatsReads, valuesReads } from './read.js';
+import { type ReadProgram, runSync } from '../../reads/program.js';
 
 export interface CapturedReply {
   readonly command: string;
@@ -18,8 +19,8 @@ export interface CapturedReply {
 export class RecordingTransport implements EthtoolTransport {
   readonly replies: CapturedReply[] = [];
   constructor(private readonly inner: EthtoolTransport) {}
-  request(ifname: string, command: Uint8Array): EthtoolReply {
-    const r = this.inner.request(ifname, command);
+  *requestReads(ifname: string, command: Uint8Array): ReadProgram<EthtoolReply> {
+    const r = yield* this.inner.requestReads(ifname, command);
     this.replies.push({ command: hex(command), errno: r.errno, ...('data' in r ? { hex: hex(r.data) } : {}) });
     return r;
   }
@@ -42,7 +43,7 @@ function main(argv: readonly string[]): number {
   const t = new RecordingTransport(opened.transport);
   const repeat = Number(argv[argv.indexOf('--repeat') + 1] ?? 0) || 0;
   try {
-    const r = readEthtoolStats(t, ifname);
+    const r = runSync(ethtoolStatsReads(t, ifname));
     if (!r.ok) {
       process.stdout.write(`${JSON.stringify({ ifname, ok: false, reason: r.reason, message: r.message })}\n`);
       return 1;
@@ -53,7 +54,7 @@ function main(argv: readonly string[]): number {
     };
     if (repeat > 0) {
       const started = process.hrtime.bigint();
-      for (let i = 0; i < repeat; i++) readValues(opened.transport, r.value);
+      for (let i = 0; i < repeat; i++) runSync(valuesReads(opened.transport, r.value));
       // What a sampling tick costs: ETHTOOL_GSTATS only (the names are read once, at open).
       out.microsecondsPerValuesRead = Number(process.hrtime.bigint() - started) / 1000 / repeat;
     }

@@ -3,13 +3,13 @@
  * bounded reader (src/reads) by the sampler, or here and now by the CLI and tests: the string
  * set once, the values each time.
  */
-import { errnoName } from '../netlink/socket.js';
-import { type ReadProgram, runSync } from '../../reads/program.js';
+import { ERRNO, errnoName } from '../../ffi/errno.js';
+import { type ReadProgram } from '../../reads/program.js';
 import {
   EthtoolDecodeError, decodeDrvinfo, decodeGstats, decodeGstrings, decodeSsetInfo, drvinfoRequest, gstatsRequest, gstringsRequest, ssetInfoRequest,
 } from './codec.js';
 import { MAX_STATS } from './constants.js';
-import { type EthtoolTransport, ethtoolRequest } from './ioctl.js';
+import type { EthtoolTransport } from './ioctl.js';
 
 export type EthtoolFailure =
   /** The netdev has no ethtool statistics (EOPNOTSUPP, or an empty set). */
@@ -32,7 +32,6 @@ export interface EthtoolStringSet {
   readonly names: readonly string[];
 }
 
-const ERRNO = { EPERM: 1, ENODEV: 19, EACCES: 13, EOPNOTSUPP: 95 } as const;
 
 function failure<T>(ifname: string, what: string, errno: number): EthtoolOutcome<T> {
   const reason: EthtoolFailure = errno === ERRNO.EOPNOTSUPP ? 'not-supported'
@@ -44,17 +43,17 @@ function failure<T>(ifname: string, what: string, errno: number): EthtoolOutcome
 /** Driver name and statistic names (GDRVINFO, GSSET_INFO, GSTRINGS). */
 export function* stringSetReads(t: EthtoolTransport, ifname: string): ReadProgram<EthtoolOutcome<EthtoolStringSet>> {
   try {
-    const drv = yield* ethtoolRequest(t, ifname, drvinfoRequest());
+    const drv = yield* t.requestReads(ifname, drvinfoRequest());
     if (drv.errno !== 0 && drv.errno !== ERRNO.EOPNOTSUPP) return failure(ifname, 'ETHTOOL_GDRVINFO', drv.errno);
     const info = 'data' in drv ? decodeDrvinfo(drv.data) : undefined;
-    const sset = yield* ethtoolRequest(t, ifname, ssetInfoRequest());
+    const sset = yield* t.requestReads(ifname, ssetInfoRequest());
     let n: number;
     if ('data' in sset) n = decodeSsetInfo(sset.data);
     else if (sset.errno === ERRNO.EOPNOTSUPP && info) n = info.nStats; // kernels before GSSET_INFO
     else return failure(ifname, 'ETHTOOL_GSSET_INFO', sset.errno);
     if (n === 0) return { ok: false, reason: 'not-supported', errno: undefined, message: `${ifname}: no ethtool statistics` };
     if (n > MAX_STATS) return { ok: false, reason: 'failed', errno: undefined, message: `${ifname}: ${n} statistics is more than ${MAX_STATS}` };
-    const strings = yield* ethtoolRequest(t, ifname, gstringsRequest(n));
+    const strings = yield* t.requestReads(ifname, gstringsRequest(n));
     if (!('data' in strings)) return failure(ifname, 'ETHTOOL_GSTRINGS', strings.errno);
     return { ok: true, value: { ifname, driver: info?.driver ?? '', names: decodeGstrings(strings.data, n) } };
   } catch (e) {
@@ -63,24 +62,21 @@ export function* stringSetReads(t: EthtoolTransport, ifname: string): ReadProgra
   }
 }
 
-export const readStringSet = (t: EthtoolTransport, ifname: string): EthtoolOutcome<EthtoolStringSet> => runSync(stringSetReads(t, ifname));
 
 /** Every value of the set, in its order (GSTATS). */
 export function* valuesReads(t: EthtoolTransport, set: EthtoolStringSet): ReadProgram<EthtoolOutcome<bigint[]>> {
   const n = set.names.length;
-  const reply = yield* ethtoolRequest(t, set.ifname, gstatsRequest(n));
+  const reply = yield* t.requestReads(set.ifname, gstatsRequest(n));
   if (!('data' in reply)) return failure(set.ifname, 'ETHTOOL_GSTATS', reply.errno);
   const values = decodeGstats(reply.data, n);
   if (values === undefined) return { ok: false, reason: 'changed', errno: undefined, message: `${set.ifname}: the number of ethtool statistics changed` };
   return { ok: true, value: values };
 }
 
-export const readValues = (t: EthtoolTransport, set: EthtoolStringSet): EthtoolOutcome<bigint[]> => runSync(valuesReads(t, set));
-
 /** `ethtool -S IFNAME` as data: names and values. */
-export function readEthtoolStats(t: EthtoolTransport, ifname: string): EthtoolOutcome<EthtoolStringSet & { readonly values: readonly bigint[] }> {
-  const set = readStringSet(t, ifname);
+export function* ethtoolStatsReads(t: EthtoolTransport, ifname: string): ReadProgram<EthtoolOutcome<EthtoolStringSet & { readonly values: readonly bigint[] }>> {
+  const set = yield* stringSetReads(t, ifname);
   if (!set.ok) return set;
-  const values = readValues(t, set.value);
+  const values = yield* valuesReads(t, set.value);
   return values.ok ? { ok: true, value: { ...set.value, values: values.value } } : values;
 }

@@ -11,12 +11,13 @@
 import { isKnownEthtoolStat } from '../vocabulary/index.js';
 import { physicalNetdevReads } from '../netdev-links.js';
 import { resolveRoot, type SysfsOptions } from '../sysfs/paths.js';
-import { type CounterSource, type CounterSpec, type CounterValue, type PortAttributes, type PortCounterSet, type PortRef, type SetRead, valuesOf } from '../types.js';
-import { type ReadProgram, runSync } from '../../reads/program.js';
+import { type CounterSource, type CounterSpec, type CounterValue, type PortAttributes, type PortCounterSet, type PortRef, type SetRead } from '../types.js';
+import { type ReadProgram } from '../../reads/program.js';
+import type { ReadError } from '../../reads/errors.js';
 import { type EthtoolTransport, IoctlTransport } from './ioctl.js';
 import { type EthtoolFailure, type EthtoolStringSet, stringSetReads, valuesReads } from './read.js';
 
-export const ETHTOOL_MIN_PERIOD_MS = 5000;
+const ETHTOOL_MIN_PERIOD_MS = 5000;
 
 export interface EthtoolSourceOptions extends SysfsOptions {
   readonly minPeriodMs?: number;
@@ -27,7 +28,7 @@ export interface EthtoolSourceOptions extends SysfsOptions {
 export class EthtoolCounterSource implements CounterSource {
   readonly kind = 'ethtool' as const;
   private readonly root: string;
-  /** Why the last open() found nothing, per netdev (for `devices` and logs). */
+  /** Why the last openReads() found nothing, per netdev (for `devices` and logs). */
   readonly lastOpen = new Map<string, { readonly reason: EthtoolFailure | 'no-known-stats'; readonly message: string }>();
 
   constructor(
@@ -40,10 +41,6 @@ export class EthtoolCounterSource implements CounterSource {
   static create(options: EthtoolSourceOptions = {}): { source: EthtoolCounterSource } | { error: string } {
     const opened = IoctlTransport.open();
     return opened.ok ? { source: new EthtoolCounterSource(opened.transport, options) } : { error: opened.error };
-  }
-
-  open(attrs: PortAttributes): PortCounterSet | undefined {
-    return runSync(this.openReads(attrs));
   }
 
   *openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
@@ -68,7 +65,7 @@ export class EthtoolCounterSource implements CounterSource {
   }
 }
 
-export class EthtoolCounterSet implements PortCounterSet {
+class EthtoolCounterSet implements PortCounterSet {
   readonly kind = 'ethtool' as const;
   readonly counters: readonly CounterSpec[];
   private last: { readonly at: number; readonly read: SetRead } | undefined;
@@ -85,12 +82,8 @@ export class EthtoolCounterSet implements PortCounterSet {
     this.counters = picked.map(({ name }) => ({ name, bits: 64, overflow: 'wrap', meaning: undefined }));
   }
 
-  read(): CounterValue[] {
-    return valuesOf(runSync(this.reads()), this.counters.length);
-  }
-
   *reads(): ReadProgram<SetRead> {
-    if (this.closed) return this.failed('counter set is closed');
+    if (this.closed) return this.failed('counter set is closed', 'CLOSED');
     const now = this.options.now ? this.options.now() : performance.now();
     if (this.last && now - this.last.at < (this.options.minPeriodMs ?? ETHTOOL_MIN_PERIOD_MS)) return this.last.read;
     const r = yield* valuesReads(this.transport, this.strings);
@@ -104,7 +97,8 @@ export class EthtoolCounterSet implements PortCounterSet {
     return read;
   }
 
-  private failed(error: string): SetRead {
+  private failed(detail: string, code: 'SOURCE' | 'CLOSED' = 'SOURCE'): SetRead {
+    const error: ReadError = { code, op: 'ioctl', detail };
     return { kind: 'values', counters: this.counters, values: this.counters.map(() => ({ ok: false, error })) };
   }
 

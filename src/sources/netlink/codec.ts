@@ -1,5 +1,6 @@
 /**
- * Pure netlink framing: nlmsghdr, nlattr (flat and nested), NLMSG_ERROR/ACK.
+ * Pure netlink framing: nlmsghdr, nlattr (flat and nested), NLMSG_ERROR/ACK, and the answer to
+ * one request gathered from its datagrams (ReplyCollector).
  *
  * Netlink integers are in host byte order (include/uapi/linux/netlink.h); messages and
  * attributes are padded to 4 bytes (NLMSG_ALIGN, NLA_ALIGN) and their length fields exclude
@@ -49,7 +50,7 @@ export interface NlAttr {
   readonly payload: Uint8Array;
 }
 
-export function align4(n: number): number {
+function align4(n: number): number {
   return (n + 3) & ~3;
 }
 
@@ -172,6 +173,18 @@ export function attrAsU32(a: NlAttr): number {
   return view(a.payload).getUint32(0, LE);
 }
 
+/** u8 attribute (nla_put_u8: one byte, padded to 4 on the wire). */
+export function attrAsU8(a: NlAttr): number {
+  if (a.payload.length !== 1) {
+    throw new NetlinkDecodeError(`attribute ${a.type}: expected 1-byte u8, got ${a.payload.length}`, 0);
+  }
+  return a.payload[0]!;
+}
+
+export function attrU8(type: number, value: number): Uint8Array {
+  return encodeAttr(type, Uint8Array.of(value));
+}
+
 /** u64 attribute; also accepts a u32 (some producers shrink small values). */
 export function attrAsU64(a: NlAttr): bigint {
   if (a.payload.length === 8) return view(a.payload).getBigUint64(0, LE);
@@ -227,18 +240,50 @@ function extAckMessage(msg: NlMessage, requestLen: number): string | undefined {
 }
 
 /** Host-order int32 inside a payload (e.g. NLMSG_DONE's status). */
-export function readI32(b: Uint8Array, at: number): number {
+function readI32(b: Uint8Array, at: number): number {
   return view(b).getInt32(at, LE);
 }
 
-export function isDone(msg: NlMessage): boolean {
-  return msg.type === NLMSG_DONE;
-}
-
-export function isError(msg: NlMessage): boolean {
+function isError(msg: NlMessage): boolean {
   return msg.type === NLMSG_ERROR;
 }
 
 export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/**
+ * Gathers the answer to one request from the datagrams that follow it. A request sent with
+ * NLM_F_ACK ends with NLMSG_ERROR (errno 0 = ACK); a dump ends with NLMSG_DONE (whose int
+ * payload is negative when the dump failed) or with an NLMSG_ERROR. Messages for other
+ * sequence numbers (late answers to a request that timed out) are ignored.
+ */
+export class ReplyCollector {
+  readonly data: NlMessage[] = [];
+  error: NlErrorInfo | undefined;
+  done = false;
+
+  constructor(readonly seq: number) {}
+
+  feed(messages: readonly NlMessage[]): void {
+    for (const m of messages) {
+      if (this.done) return;
+      if (m.seq !== this.seq) continue;
+      if (isError(m)) this.finishWithError(decodeError(m));
+      else if (m.type === NLMSG_DONE) this.finishDump(m);
+      else this.data.push(m);
+    }
+  }
+
+  private finishWithError(info: NlErrorInfo): void {
+    this.done = true;
+    if (info.errno !== 0) this.error = info;
+  }
+
+  private finishDump(m: NlMessage): void {
+    this.done = true;
+    if (m.payload.length < 4) return;
+    const status = readI32(m.payload, 0);
+    if (status < 0) this.error = { errno: -status, extAck: undefined, requestSeq: this.seq };
+  }
 }

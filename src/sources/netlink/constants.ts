@@ -23,7 +23,6 @@ export const NLMSG_ERROR = 2;
 export const NLMSG_DONE = 3;
 
 export const NLM_F_REQUEST = 0x1;
-export const NLM_F_MULTI = 0x2;
 export const NLM_F_ACK = 0x4;
 export const NLM_F_DUMP = 0x300;
 /** In an NLMSG_ERROR: the echoed request was trimmed to its header. */
@@ -32,19 +31,43 @@ export const NLM_F_CAPPED = 0x100;
 export const NLM_F_ACK_TLVS = 0x200;
 
 export const NLA_F_NESTED = 0x8000;
-export const NLA_F_NET_BYTEORDER = 0x4000;
+const NLA_F_NET_BYTEORDER = 0x4000;
 export const NLA_TYPE_MASK = ~(NLA_F_NESTED | NLA_F_NET_BYTEORDER) & 0xffff;
 export const NLMSGERR_ATTR_MSG = 1;
 
 /** RDMA_NL_NLDEV client; message type = (client << 10) + op (RDMA_NL_GET_TYPE). */
-export const RDMA_NL_NLDEV = 5;
+const RDMA_NL_NLDEV = 5;
 export const RDMA_NLDEV_CMD_GET = 1;
 export const RDMA_NLDEV_CMD_STAT_GET = 17;
+/** Restrack dumps (enum rdma_nldev_command: RES_GET = 9, then QP, CM_ID in order). */
+export const RDMA_NLDEV_CMD_RES_QP_GET = 10;
+export const RDMA_NLDEV_CMD_RES_CM_ID_GET = 11;
 
-export const RDMA_NLDEV_ATTR_PAD = 0;
 export const RDMA_NLDEV_ATTR_DEV_INDEX = 1;
 export const RDMA_NLDEV_ATTR_DEV_NAME = 2;
 export const RDMA_NLDEV_ATTR_PORT_INDEX = 3;
+/*
+ * Restrack attributes (enum rdma_nldev_attr, "don't change the order ... this is ABI"):
+ * RES_SUMMARY is 15, so RES_QP = 19 ... RES_DST_ADDR = 34; RES_PDN = 60, RES_CM_IDN = 63.
+ */
+export const RDMA_NLDEV_ATTR_RES_QP = 19;
+export const RDMA_NLDEV_ATTR_RES_QP_ENTRY = 20;
+export const RDMA_NLDEV_ATTR_RES_LQPN = 21;
+export const RDMA_NLDEV_ATTR_RES_RQPN = 22;
+export const RDMA_NLDEV_ATTR_RES_RQ_PSN = 23;
+export const RDMA_NLDEV_ATTR_RES_SQ_PSN = 24;
+export const RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE = 25;
+export const RDMA_NLDEV_ATTR_RES_TYPE = 26;
+export const RDMA_NLDEV_ATTR_RES_STATE = 27;
+export const RDMA_NLDEV_ATTR_RES_PID = 28;
+export const RDMA_NLDEV_ATTR_RES_KERN_NAME = 29;
+export const RDMA_NLDEV_ATTR_RES_CM_ID = 30;
+export const RDMA_NLDEV_ATTR_RES_CM_ID_ENTRY = 31;
+export const RDMA_NLDEV_ATTR_RES_PS = 32;
+export const RDMA_NLDEV_ATTR_RES_SRC_ADDR = 33;
+export const RDMA_NLDEV_ATTR_RES_DST_ADDR = 34;
+export const RDMA_NLDEV_ATTR_RES_PDN = 60;
+export const RDMA_NLDEV_ATTR_RES_CM_IDN = 63;
 export const RDMA_NLDEV_ATTR_STAT_HWCOUNTERS = 80;
 export const RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY = 81;
 export const RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME = 82;
@@ -54,14 +77,3 @@ export function rdmaNlType(op: number): number {
   return (RDMA_NL_NLDEV << 10) + op;
 }
 
-export const ERRNO = {
-  EPERM: 1,
-  EINTR: 4,
-  ENODEV: 19,
-  EAGAIN: 11,
-  EACCES: 13,
-  EINVAL: 22,
-  EOPNOTSUPP: 95,
-  EPROTONOSUPPORT: 93,
-  EAFNOSUPPORT: 97,
-} as const;

@@ -5,11 +5,10 @@ export * from './counters.js';
 export {
   NetlinkUnavailable,
   NetlinkRequestError,
-  RdmaNetlinkSocket,
+  NetlinkSocket,
   classifySocketErrno,
-  errnoName,
   type NetlinkAnswer,
-  type NetlinkUnavailableReason,
-  type SocketOpenResult,
 } from './socket.js';
 export * from './source.js';
+export { errnoName } from '../../ffi/errno.js';
+export * from './restrack.js';

@@ -1,5 +1,6 @@
 /**
- * RDMA netlink (NETLINK_RDMA, client RDMA_NL_NLDEV) requests and replies, as pure functions.
+ * RDMA netlink (NETLINK_RDMA, client RDMA_NL_NLDEV) requests and replies, as pure functions, and
+ * the protocol the RDMA sources open their NetlinkSocket with (RDMA_NETLINK).
  *
  * Requests mirror iproute2's `rdma` tool: rdma/utils.c rd_prepare_msg() sets
  * type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd); rdma/stat.c stat_show_one_link() sends
@@ -20,7 +21,7 @@ import {
   NLM_F_ACK,
   NLM_F_DUMP,
   NLM_F_REQUEST,
-  NLMSG_DONE,
+  NETLINK_RDMA,
   RDMA_NLDEV_ATTR_DEV_INDEX,
   RDMA_NLDEV_ATTR_DEV_NAME,
   RDMA_NLDEV_ATTR_PORT_INDEX,
@@ -32,22 +33,8 @@ import {
   RDMA_NLDEV_CMD_STAT_GET,
   rdmaNlType,
 } from './constants.js';
-import {
-  NetlinkDecodeError,
-  type NlAttr,
-  type NlErrorInfo,
-  type NlMessage,
-  attrAsString,
-  attrAsU32,
-  attrAsU64,
-  attrU32,
-  decodeAttrs,
-  decodeError,
-  encodeMessage,
-  findAttr,
-  isError,
-  readI32,
-} from './codec.js';
+import { NetlinkDecodeError, type NlAttr, type NlMessage, attrAsString, attrAsU32, attrAsU64, attrU32, decodeAttrs, encodeMessage, findAttr } from './codec.js';
+import type { NetlinkProtocol } from './socket.js';
 
 export function buildStatGetRequest(seq: number, devIndex: number, port: number): Uint8Array {
   return encodeMessage(
@@ -63,7 +50,7 @@ export function buildDeviceDumpRequest(seq: number): Uint8Array {
   );
 }
 
-export interface HwCounterEntry {
+interface HwCounterEntry {
   readonly name: string;
   readonly value: bigint;
 }
@@ -127,38 +114,10 @@ export function decodeDeviceInfo(msg: NlMessage): RdmaDeviceInfo {
   };
 }
 
-/**
- * Gathers the answer to one request from the datagrams that follow it. A request sent with
- * NLM_F_ACK ends with NLMSG_ERROR (errno 0 = ACK); a dump ends with NLMSG_DONE (whose int
- * payload is negative when the dump failed) or with an NLMSG_ERROR. Messages for other
- * sequence numbers (late answers to a request that timed out) are ignored.
- */
-export class ReplyCollector {
-  readonly data: NlMessage[] = [];
-  error: NlErrorInfo | undefined;
-  done = false;
-
-  constructor(readonly seq: number) {}
-
-  feed(messages: readonly NlMessage[]): void {
-    for (const m of messages) {
-      if (this.done) return;
-      if (m.seq !== this.seq) continue;
-      if (isError(m)) this.finishWithError(decodeError(m));
-      else if (m.type === NLMSG_DONE) this.finishDump(m);
-      else this.data.push(m);
-    }
-  }
-
-  private finishWithError(info: NlErrorInfo): void {
-    this.done = true;
-    if (info.errno !== 0) this.error = info;
-  }
-
-  private finishDump(m: NlMessage): void {
-    this.done = true;
-    if (m.payload.length < 4) return;
-    const status = readI32(m.payload, 0);
-    if (status < 0) this.error = { errno: -status, extAck: undefined, requestSeq: this.seq };
-  }
-}
+/** The RDMA sources' netlink protocol (include/uapi/linux/netlink.h NETLINK_RDMA). */
+export const RDMA_NETLINK: NetlinkProtocol = {
+  number: NETLINK_RDMA,
+  name: 'NETLINK_RDMA',
+  title: 'RDMA netlink',
+  missing: 'this kernel has no RDMA netlink (CONFIG_INFINIBAND unset or ib_core not loaded)',
+};

@@ -1,55 +1,64 @@
 /**
- * A blocking NETLINK_RDMA socket driven through koffi: one request, its whole answer.
+ * A blocking netlink socket of any protocol, driven through koffi: one request, its whole
+ * answer. The RDMA sources open it for NETLINK_RDMA (RDMA_NETLINK, rdma.ts), DCB for
+ * NETLINK_ROUTE (dcb/reader.ts).
  *
- * Requests are synchronous by design (see ../types.ts); SO_RCVTIMEO bounds the wait so a lost
- * answer costs at most `timeoutMs`, never a hung sampler.
+ * request() blocks its caller; requestReads() runs the same exchange as one op on the bounded
+ * reader. SO_RCVTIMEO bounds the wait so a lost answer costs at most `timeoutMs`, never a hung
+ * sampler.
  */
-import { constants as osConstants, endianness } from 'node:os';
+import { endianness } from 'node:os';
 import {
   AF_NETLINK,
-  ERRNO,
   MSG_TRUNC,
   NETLINK_EXT_ACK,
-  NETLINK_RDMA,
   SOCK_CLOEXEC,
   SOCK_RAW,
   SOL_NETLINK,
   SOL_SOCKET,
   SO_RCVTIMEO,
 } from './constants.js';
-import { type NlMessage, NetlinkDecodeError, decodeMessages } from './codec.js';
+import { type NlMessage, NetlinkDecodeError, ReplyCollector, decodeMessages } from './codec.js';
+import { ERRNO, errnoName } from '../../ffi/errno.js';
 import { type Libc, NativeLoadError, errorText, loadLibc } from '../../ffi/libc.js';
-import { ReplyCollector } from './rdma.js';
 import { type ReadProgram, read } from '../../reads/program.js';
 
 const LE = endianness() === 'LE';
 
-export function errnoName(errno: number): string {
-  for (const [name, value] of Object.entries(osConstants.errno)) {
-    if (value === errno) return name;
-  }
-  return `errno ${errno}`;
-}
-
 export type NetlinkUnavailableReason =
   /** koffi or libc could not be loaded. */
   | 'ffi-unavailable'
-  /** socket() said EPROTONOSUPPORT/EAFNOSUPPORT: the kernel has no RDMA netlink family. */
+  /** socket() said EPROTONOSUPPORT/EAFNOSUPPORT: the kernel has no such netlink protocol. */
   | 'family-unsupported'
   /** EPERM/EACCES from socket() or from the kernel for a request. */
   | 'permission-denied'
   /** Anything else from socket()/bind(). */
   | 'socket-error';
 
-/** RDMA netlink cannot be used on this host; the caller falls back to sysfs and logs this once. */
+/** A netlink protocol, as socket(AF_NETLINK, SOCK_RAW, number) takes it and messages name it. */
+export interface NetlinkProtocol {
+  readonly number: number;
+  /** Its constant: NETLINK_RDMA. */
+  readonly name: string;
+  /** What people call it: "RDMA netlink". */
+  readonly title: string;
+  /** Why a kernel has none, said when socket() answers EPROTONOSUPPORT or EAFNOSUPPORT. */
+  readonly missing: string;
+}
+
+/**
+ * A netlink protocol cannot be used on this host; the caller falls back (RDMA netlink: to sysfs)
+ * and logs this once. `title` names the protocol (the RDMA sources' by default).
+ */
 export class NetlinkUnavailable extends Error {
   override readonly name = 'NetlinkUnavailable';
   constructor(
     readonly reason: NetlinkUnavailableReason,
     readonly errno: number | undefined,
     detail: string,
+    title = 'RDMA netlink',
   ) {
-    super(`RDMA netlink unavailable (${reason}): ${detail}`);
+    super(`${title} unavailable (${reason}): ${detail}`);
   }
 }
 
@@ -67,7 +76,7 @@ export class NetlinkRequestError extends Error {
 }
 
 export type SocketOpenResult =
-  | { readonly ok: true; readonly socket: RdmaNetlinkSocket }
+  | { readonly ok: true; readonly socket: NetlinkSocket }
   | { readonly ok: false; readonly error: NetlinkUnavailable };
 
 export interface NetlinkAnswer {
@@ -92,20 +101,14 @@ function timeval(ms: number): Uint8Array {
   return b;
 }
 
-export function classifySocketErrno(errno: number): NetlinkUnavailable {
+export function classifySocketErrno(errno: number, protocol: NetlinkProtocol): NetlinkUnavailable {
   const name = errnoName(errno);
+  const unavailable = (reason: NetlinkUnavailableReason, detail: string): NetlinkUnavailable =>
+    new NetlinkUnavailable(reason, errno, detail, protocol.title);
   if (errno === ERRNO.EPROTONOSUPPORT || errno === ERRNO.EAFNOSUPPORT) {
-    return new NetlinkUnavailable(
-      'family-unsupported',
-      errno,
-      `socket(AF_NETLINK, SOCK_RAW, NETLINK_RDMA) failed with ${name}: this kernel has no RDMA netlink ` +
-        '(CONFIG_INFINIBAND unset or ib_core not loaded)',
-    );
+    return unavailable('family-unsupported', `socket(AF_NETLINK, SOCK_RAW, ${protocol.name}) failed with ${name}: ${protocol.missing}`);
   }
-  if (errno === ERRNO.EPERM || errno === ERRNO.EACCES) {
-    return new NetlinkUnavailable('permission-denied', errno, `socket(NETLINK_RDMA) failed with ${name}`);
-  }
-  return new NetlinkUnavailable('socket-error', errno, `socket(NETLINK_RDMA) failed with ${name}`);
+  return unavailable(errno === ERRNO.EPERM || errno === ERRNO.EACCES ? 'permission-denied' : 'socket-error', `socket(${protocol.name}) failed with ${name}`);
 }
 
 const RECV_BUFFER_BYTES = 64 * 1024;
@@ -113,7 +116,7 @@ const RECV_BUFFER_BYTES = 64 * 1024;
 const ANSWER_BYTES = 256 * 1024;
 const MAX_DATAGRAMS_PER_ANSWER = 4096;
 
-export class RdmaNetlinkSocket {
+export class NetlinkSocket {
   private seq: number;
   private closed = false;
   private readonly buf = Buffer.alloc(RECV_BUFFER_BYTES);
@@ -125,39 +128,43 @@ export class RdmaNetlinkSocket {
     this.seq = Math.floor(Date.now() / 1000) & 0x7fffffff;
   }
 
-  /** `protocol` exists for tests (NETLINK_ROUTE exercises the same plumbing on any host). */
-  static open(options: { readonly timeoutMs?: number; readonly protocol?: number } = {}): SocketOpenResult {
+  static open(protocol: NetlinkProtocol, options: { readonly timeoutMs?: number } = {}): SocketOpenResult {
     let libc: Libc;
     try {
       libc = loadLibc();
     } catch (e) {
       const detail = e instanceof NativeLoadError ? e.message : errorText(e);
-      return { ok: false, error: new NetlinkUnavailable('ffi-unavailable', undefined, detail) };
+      return { ok: false, error: new NetlinkUnavailable('ffi-unavailable', undefined, detail, protocol.title) };
     }
-    const fd = libc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, options.protocol ?? NETLINK_RDMA);
-    if (fd < 0) return { ok: false, error: classifySocketErrno(libc.errno()) };
-    const setup = RdmaNetlinkSocket.setup(libc, fd, options.timeoutMs ?? 1000);
+    const fd = libc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol.number);
+    if (fd < 0) return { ok: false, error: classifySocketErrno(libc.errno(), protocol) };
+    const setup = NetlinkSocket.setup(libc, fd, protocol, options.timeoutMs ?? 1000);
     if (setup !== undefined) {
       libc.close(fd);
       return { ok: false, error: setup };
     }
-    return { ok: true, socket: new RdmaNetlinkSocket(libc, fd) };
+    return { ok: true, socket: new NetlinkSocket(libc, fd) };
   }
 
-  private static setup(libc: Libc, fd: number, timeoutMs: number): NetlinkUnavailable | undefined {
-    if (libc.bind(fd, kernelSockaddr()) < 0) {
+  /**
+   * A connected datagram socket already open, owned from then on (tests: one end of a
+   * socketpair whose other end plays the kernel with recorded answers).
+   */
+  static adopt(fd: number, firstSeq: number): NetlinkSocket {
+    const s = new NetlinkSocket(loadLibc(), fd);
+    s.seq = (firstSeq - 1) >>> 0;
+    return s;
+  }
+
+  private static setup(libc: Libc, fd: number, protocol: NetlinkProtocol, timeoutMs: number): NetlinkUnavailable | undefined {
+    const failed = (call: string): NetlinkUnavailable => {
       const errno = libc.errno();
-      return new NetlinkUnavailable('socket-error', errno, `bind(NETLINK_RDMA) failed with ${errnoName(errno)}`);
-    }
+      return new NetlinkUnavailable('socket-error', errno, `${call} failed with ${errnoName(errno)}`, protocol.title);
+    };
+    if (libc.bind(fd, kernelSockaddr()) < 0) return failed(`bind(${protocol.name})`);
     // Connected to the kernel, so the reader thread can send(2) without an address.
-    if (libc.connect(fd, kernelSockaddr()) < 0) {
-      const errno = libc.errno();
-      return new NetlinkUnavailable('socket-error', errno, `connect(NETLINK_RDMA) failed with ${errnoName(errno)}`);
-    }
-    if (libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, timeval(timeoutMs)) < 0) {
-      const errno = libc.errno();
-      return new NetlinkUnavailable('socket-error', errno, `setsockopt(SO_RCVTIMEO) failed with ${errnoName(errno)}`);
-    }
+    if (libc.connect(fd, kernelSockaddr()) < 0) return failed(`connect(${protocol.name})`);
+    if (libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, timeval(timeoutMs)) < 0) return failed('setsockopt(SO_RCVTIMEO)');
     // Best effort: kernels since 4.12 then explain EINVAL and friends in text.
     const one = new Uint8Array(4);
     new DataView(one.buffer).setInt32(0, 1, LE);
@@ -199,16 +206,17 @@ export class RdmaNetlinkSocket {
   /**
    * request() as a read program: the request and its whole answer in one op (netlinkTransact),
    * so two programs' requests on this socket never interleave. SO_RCVTIMEO bounds each recv.
+   * `max`: room for the whole answer, every datagram of a dump included (ENOBUFS past it).
    */
-  *requestReads(what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer> {
+  *requestReads(what: string, bytes: Uint8Array, seq: number, max = ANSWER_BYTES): ReadProgram<NetlinkAnswer> {
     if (this.closed) throw new NetlinkRequestError(what, undefined, undefined, 'socket is closed');
-    const r = yield* read([{ kind: 'netlinkTransact', fd: this.fd, bytes, max: ANSWER_BYTES }]);
+    const r = yield* read([{ kind: 'netlinkTransact', fd: this.fd, bytes, max }]);
     const status = r.status(0);
     const raw = r.datagrams(0);
     if (status < 0) {
       const errno = -status;
       const detail = errno === ERRNO.EAGAIN ? 'timed out waiting for the kernel'
-        : errno === 105 ? `answer larger than ${ANSWER_BYTES} bytes`
+        : errno === ERRNO.ENOBUFS ? `answer larger than ${max} bytes`
         : `send/recv failed with ${errnoName(errno)}`;
       throw new NetlinkRequestError(what, errno, undefined, detail);
     }

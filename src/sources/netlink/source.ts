@@ -6,11 +6,13 @@
  */
 import {
   type CounterSource, type CounterSourceKind, type CounterSpec, type CounterValue, type PortAttributes, type PortCounterSet, type PortRef, type SetRead,
-  portKey, valuesOf,
+  portKey,
 } from '../types.js';
-import { type ReadProgram, runSync } from '../../reads/program.js';
+import { type ReadProgram } from '../../reads/program.js';
+import type { ReadError } from '../../reads/errors.js';
 import { netlinkCounterSpec } from './counters.js';
 import {
+  RDMA_NETLINK,
   type RdmaDeviceInfo,
   type StatGetReply,
   buildDeviceDumpRequest,
@@ -19,13 +21,12 @@ import {
   decodeStatGetReply,
 } from './rdma.js';
 import { NetlinkDecodeError } from './codec.js';
-import { ERRNO } from './constants.js';
+import { ERRNO, errnoName } from '../../ffi/errno.js';
 import {
   type NetlinkAnswer,
   NetlinkRequestError,
   NetlinkUnavailable,
-  RdmaNetlinkSocket,
-  errnoName,
+  NetlinkSocket,
 } from './socket.js';
 
 /** What the source needs from a socket; tests substitute canned answers. */
@@ -33,13 +34,13 @@ export interface NetlinkTransport {
   nextSeq(): number;
   request(what: string, bytes: Uint8Array, seq: number): NetlinkAnswer;
   /** request() as a read program (the socket's send and recv on the bounded reader); request() when absent. */
-  requestReads?(what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer>;
+  requestReads?(what: string, bytes: Uint8Array, seq: number, max?: number): ReadProgram<NetlinkAnswer>;
   close(): void;
 }
 
 /** The transport's request as a read program; throws NetlinkRequestError where request() would. */
-export function* requestOf(t: NetlinkTransport, what: string, bytes: Uint8Array, seq: number): ReadProgram<NetlinkAnswer> {
-  if (t.requestReads) return yield* t.requestReads(what, bytes, seq);
+export function* requestOf(t: NetlinkTransport, what: string, bytes: Uint8Array, seq: number, max?: number): ReadProgram<NetlinkAnswer> {
+  if (t.requestReads) return yield* t.requestReads(what, bytes, seq, max);
   return t.request(what, bytes, seq);
 }
 
@@ -62,22 +63,18 @@ export class NetlinkCounterSource implements CounterSource {
   readonly covers: readonly CounterSourceKind[] = ['sysfs_hw_counters'];
   private deviceIndexes = new Map<string, number>();
   private closed = false;
-  /** Why the last open() returned undefined, for the caller to log once. */
+  /** Why the last openReads() gave undefined, for the caller to log once. */
   lastOpenError: NetlinkRequestError | NetlinkUnavailable | undefined;
 
   constructor(private readonly transport: NetlinkTransport) {}
 
   /** Opens a NETLINK_RDMA socket; EPROTONOSUPPORT etc. come back as NetlinkUnavailable. */
   static create(options: { readonly timeoutMs?: number } = {}): NetlinkSourceOpenResult {
-    const opened = RdmaNetlinkSocket.open(options);
+    const opened = NetlinkSocket.open(RDMA_NETLINK, options);
     if (!opened.ok) return opened;
     return { ok: true, source: new NetlinkCounterSource(opened.socket) };
   }
 
-  /** All RDMA devices the kernel lists (RDMA_NLDEV_CMD_GET dump). */
-  listDevices(): RdmaDeviceInfo[] {
-    return runSync(this.listDeviceReads());
-  }
 
   *listDeviceReads(): ReadProgram<RdmaDeviceInfo[]> {
     const seq = this.transport.nextSeq();
@@ -87,10 +84,6 @@ export class NetlinkCounterSource implements CounterSource {
     return devices;
   }
 
-  /** One STAT_GET round trip for (device index, port). Throws NetlinkRequestError. */
-  statGet(devIndex: number, port: number, label: string): { reply: StatGetReply; answer: NetlinkAnswer } {
-    return runSync(this.statGetReads(devIndex, port, label));
-  }
 
   *statGetReads(devIndex: number, port: number, label: string): ReadProgram<{ reply: StatGetReply; answer: NetlinkAnswer }> {
     const seq = this.transport.nextSeq();
@@ -114,14 +107,6 @@ export class NetlinkCounterSource implements CounterSource {
     return result.ok ? result.set : undefined;
   }
 
-  open(attrs: PortAttributes): PortCounterSet | undefined {
-    return runSync(this.openReads(attrs));
-  }
-
-  /** Like open(), but says why a port has no netlink counters. */
-  openPort(ref: PortRef): PortOpenResult {
-    return runSync(this.openPortReads(ref));
-  }
 
   *openPortReads(ref: PortRef): ReadProgram<PortOpenResult> {
     if (this.closed) return { ok: false, error: new NetlinkRequestError(portKey(ref), undefined, undefined, 'source is closed') };
@@ -201,7 +186,7 @@ export class NetlinkPortCounterSet implements PortCounterSet {
   ) {}
 
   *reads(): ReadProgram<SetRead> {
-    if (this.closed) return this.allFailed('counter set is closed');
+    if (this.closed) return this.allFailed('counter set is closed', 'CLOSED');
     let reply: StatGetReply;
     try {
       reply = (yield* this.source.statGetReads(this.devIndex, this.port.port, portKey(this.port))).reply;
@@ -213,9 +198,6 @@ export class NetlinkPortCounterSet implements PortCounterSet {
     return this.match(reply);
   }
 
-  read(): CounterValue[] {
-    return valuesOf(runSync(this.reads()), this.counters.length);
-  }
 
   /** Names the last read added to or removed from the set (undefined: the same list as before). */
   counterSetChange(): CounterSetChange | undefined {
@@ -234,7 +216,8 @@ export class NetlinkPortCounterSet implements PortCounterSet {
     return { kind: 'values', counters: this.counters, values: reply.counters.map((c): CounterValue => ({ ok: true, value: c.value })) };
   }
 
-  private allFailed(error: string): SetRead {
+  private allFailed(detail: string, code: 'SOURCE' | 'CLOSED' = 'SOURCE'): SetRead {
+    const error: ReadError = { code, op: 'netlink', detail };
     return { kind: 'values', counters: this.counters, values: this.counters.map(() => ({ ok: false, error })) };
   }
 

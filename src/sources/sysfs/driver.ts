@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { ibDeviceDir } from './paths.js';
-import { type ReadProgram, answer, read, runSync } from '../../reads/program.js';
+import { type ReadProgram, answer, read } from '../../reads/program.js';
 
 export type RdmaDriver = 'mlx5' | 'mlx4' | 'bnxt_re' | 'rxe' | 'unknown';
 
@@ -49,10 +49,6 @@ export function driverFrom(hasParent: boolean, driverLink: string | undefined, d
   if (hasParent) return 'rxe';
   const fromLink = driverLink === undefined ? undefined : PCI_DRIVERS[path.basename(driverLink)];
   return fromLink ?? fromName(device) ?? fromCounters(hwCounterNames);
-}
-
-export function detectDriver(root: string, device: string, hwCounterNames: readonly string[] = []): RdmaDriver {
-  return runSync(driverReads(root, device, hwCounterNames));
 }
 
 function fromName(device: string): RdmaDriver | undefined {

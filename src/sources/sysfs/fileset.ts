@@ -2,15 +2,15 @@
  * A PortCounterSet over a list of sysfs files: each file is opened once and re-read with a
  * positioned read at offset 0, which makes kernfs call the attribute's show() again. A read is
  * one batch: a stat of the directory whose disappearance (or re-creation) means the port is gone,
- * then one pread per file; the text is parsed where it lands (parseCounterBytes).
+ * then one preadCounter per file: the reader parses the text (parse.ts parseCounterBytes() is the
+ * same rule) and the values land in the set's typed arrays, so nothing is allocated per value.
  */
 import { closeSync } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import type { CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef, SetRead } from '../types.js';
-import { valuesOf } from '../types.js';
-import { type Op, OpBatch, isDirectoryMode } from '../../reads/ops.js';
-import { type ReadProgram, read, runSync } from '../../reads/program.js';
-import { parseCounterBytes } from './parse.js';
+import type { CounterReadings, CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef, SetRead } from '../types.js';
+import { NOT_A_COUNTER, type Op, OpBatch, isDirectoryMode } from '../../reads/ops.js';
+import { type ReadProgram, read } from '../../reads/program.js';
+import type { ReadError } from '../../reads/errors.js';
 
 export interface CounterFile {
   readonly spec: CounterSpec;
@@ -23,9 +23,9 @@ export interface CounterFile {
  */
 const OPEN_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK;
 /** Longest valid text is a u64 plus newline (21 bytes); "N/A (no PMA)" fits too. */
-export const COUNTER_READ_BYTES = 32;
+const COUNTER_READ_BYTES = 32;
 
-type Handle = { readonly fd: number } | { readonly openError: string };
+type Handle = { readonly fd: number } | { readonly openError: ReadError };
 
 interface DirIdentity {
   readonly dev: number;
@@ -46,7 +46,12 @@ export class FileCounterSet implements PortCounterSet {
   private readonly withStat: OpBatch;
   private readonly plain: OpBatch;
   /** Index of each counter's pread in `plain` (+1 in `withStat`), or -1 when its open failed. */
-  private readonly opIndex: readonly number[];
+  private readonly opIndex: Int32Array;
+  private readonly status: Int32Array;
+  private readonly low: Uint32Array;
+  private readonly high: Uint32Array;
+  private readonly errors: (ReadError | undefined)[];
+  private readonly readings: CounterReadings;
   private readsSinceStat = 0;
   private failed = false;
   private closed = false;
@@ -63,7 +68,12 @@ export class FileCounterSet implements PortCounterSet {
   ) {
     this.counters = files.map((f) => f.spec);
     const reads: Op[] = [];
-    this.opIndex = handles.map((h) => ('fd' in h ? reads.push({ kind: 'pread', fd: h.fd, offset: 0, max: COUNTER_READ_BYTES }) - 1 : -1));
+    this.opIndex = Int32Array.from(handles, (h) => ('fd' in h ? reads.push({ kind: 'preadCounter', fd: h.fd, max: COUNTER_READ_BYTES }) - 1 : -1));
+    this.status = new Int32Array(files.length);
+    this.low = new Uint32Array(files.length);
+    this.high = new Uint32Array(files.length);
+    this.errors = handles.map((h) => ('openError' in h ? h.openError : undefined));
+    this.readings = { low: this.low, high: this.high, errors: this.errors };
     this.plain = new OpBatch(reads);
     this.withStat = new OpBatch([{ kind: 'stat', path: watchDir }, ...reads]);
   }
@@ -79,13 +89,10 @@ export class FileCounterSet implements PortCounterSet {
     const r = yield* read([{ kind: 'stat', path: watchDir }, ...files.map((f): Op => ({ kind: 'open', path: f.file, flags: OPEN_FLAGS }))]);
     const st = r.stat(0);
     const identity = st && isDirectoryMode(st.mode) ? { dev: st.dev, ino: st.ino } : undefined;
-    const handles = files.map((_, i): Handle => (r.ok(i + 1) ? { fd: r.status(i + 1) } : { openError: r.error(i + 1, 'open') }));
+    const handles = files.map((_, i): Handle => (r.ok(i + 1) ? { fd: r.status(i + 1) } : { openError: r.failure(i + 1, 'open') }));
     return new FileCounterSet(kind, port, files, handles, watchDir, identity, onClose);
   }
 
-  static open(kind: CounterSourceKind, port: PortRef, files: readonly CounterFile[], watchDir: string, onClose?: (set: FileCounterSet) => void): FileCounterSet {
-    return runSync(FileCounterSet.openReads(kind, port, files, watchDir, onClose));
-  }
 
   /** `checkDir`: stat the watched directory on this read whatever the count says. */
   *reads(checkDir = false): ReadProgram<SetRead> {
@@ -103,31 +110,23 @@ export class FileCounterSet implements PortCounterSet {
       }
     }
     const base = stat ? 1 : 0;
+    r.counters(base, this.opIndex, this.status, this.low, this.high);
     let failed = false;
-    const values = new Array<CounterValue>(this.handles.length);
-    for (let i = 0; i < values.length; i++) {
+    for (let i = 0; i < this.opIndex.length; i++) {
       const k = this.opIndex[i]!;
-      if (k < 0) {
-        values[i] = { ok: false, error: (this.handles[i] as { openError: string }).openError };
-        continue;
-      }
-      if (!r.ok(k + base)) {
-        values[i] = { ok: false, error: r.error(k + base, 'read') };
+      if (k < 0) continue; // its open failed: errors[i] says why, every read
+      const status = this.status[i]!;
+      if (status >= 0) {
+        if (this.errors[i] !== undefined) this.errors[i] = undefined;
+      } else if (status === NOT_A_COUNTER) {
+        this.errors[i] = { code: 'NOTACOUNTER', op: 'read', detail: `not a counter: ${JSON.stringify(r.out.toString('utf8', r.start(k + base), r.end(k + base)).trim())}` };
+      } else {
+        this.errors[i] = r.failure(k + base, 'read');
         failed = true;
-        continue;
       }
-      const s = r.start(k + base);
-      const e = r.end(k + base);
-      const value = parseCounterBytes(r.out, s, e);
-      values[i] = value === undefined ? { ok: false, error: `not a counter: ${JSON.stringify(r.out.toString('utf8', s, e).trim())}` } : { ok: true, value };
     }
     this.failed = failed;
-    return { kind: 'values', counters: this.counters, values };
-  }
-
-  /** A read here and now (CLI, tests), the directory checked. */
-  read(): CounterValue[] {
-    return valuesOf(runSync(this.reads(true)), this.counters.length);
+    return { kind: 'readings', counters: this.counters, readings: this.readings };
   }
 
   close(): void {
@@ -140,7 +139,7 @@ export class FileCounterSet implements PortCounterSet {
   }
 }
 
-const CLOSED: CounterValue = { ok: false, error: 'closed' };
+const CLOSED: CounterValue = { ok: false, error: { code: 'CLOSED', op: 'read', detail: 'closed' } };
 
 function closeQuietly(fd: number): void {
   try {

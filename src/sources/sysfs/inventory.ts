@@ -12,7 +12,8 @@ import { driverFrom } from './driver.js';
 import { parseLinkLayer, parseNumberedName, parseRate, roceActiveMtu } from './parse.js';
 import { DIR_READ_BYTES, byNumber, ibDeviceDir, ibPortDir, isSafeName, isSafePortName, netdevDir, resolveRoot, type SysfsOptions } from './paths.js';
 import { type Op, OpBatch, type Results, isDirectoryMode } from '../../reads/ops.js';
-import { type ReadProgram, answer, namesOf, read, runSync } from '../../reads/program.js';
+import { type ReadProgram, answer, namesOf, read } from '../../reads/program.js';
+import { ERRNO } from '../../ffi/errno.js';
 
 /**
  * The GID cache fills the lowest free index first (add_modify_gid() via find_gid() in
@@ -23,7 +24,7 @@ import { type ReadProgram, answer, namesOf, read, runSync } from '../../reads/pr
 const GID_SCAN_GIVE_UP = 32;
 /** GID entries read per round: the used ones of a typical table and the misses that end it. */
 const GID_CHUNK = 40;
-const ENOBUFS = -105;
+const ENOBUFS = -ERRNO.ENOBUFS;
 /** Room for any directory, for a listing that did not fit in DIR_READ_BYTES. */
 const LARGE_DIR_BYTES = 4 * 1024 * 1024;
 /** ndevs/ entries read per round while no netdev was found (index 0 names it on every driver seen). */
@@ -98,13 +99,6 @@ export class SysfsInventory implements PortInventory {
     return dir === undefined ? answer(undefined) : this.stateOf(ref, dir);
   }
 
-  listPorts(): PortRef[] {
-    return runSync(this.listReads());
-  }
-
-  readAttributes(ref: PortRef): PortAttributes | undefined {
-    return runSync(this.attributeReads(ref));
-  }
 
   forget(ref: PortRef): void {
     this.release(portKey(ref));

@@ -1,11 +1,10 @@
 /**
- * Path building and small, never-throwing file helpers for the sysfs sources.
+ * Path building and small helpers for the sysfs sources.
  *
  * Every path is built under one root (node_exporter's `--path.sysfs` habit) from
  * names that were validated first, so a hostile or broken device/netdev name can
  * never make the exporter read outside that root.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export const DEFAULT_SYSFS_ROOT = '/sys';
@@ -16,7 +15,7 @@ export interface SysfsOptions {
 }
 
 /** A device, port or netdev name that would leave the sysfs root (or is not a name at all). */
-export class SysfsNameError extends Error {
+class SysfsNameError extends Error {
   override readonly name = 'SysfsNameError';
   constructor(readonly what: string, readonly value: unknown) {
     super(`invalid ${what} name: ${JSON.stringify(String(value)).slice(0, 80)}`);
@@ -25,6 +24,7 @@ export class SysfsNameError extends Error {
 
 /** IB_DEVICE_NAME_MAX is 64 (include/rdma/ib_verbs.h); IFNAMSIZ is 16. One bound covers both. */
 const MAX_NAME_LENGTH = 64;
+// eslint-disable-next-line no-control-regex -- control characters are what this rejects
 const FORBIDDEN = /[/\\\u0000-\u001f\u007f\s]/;
 
 /** A single path component that names a device or netdev: no separators, no dot-dirs, no NUL. */
@@ -72,30 +72,6 @@ export function netdevDir(root: string, netdev: string): string {
  * KB. A listing that does not fit is read again alone with room for any directory (namesOf()).
  */
 export const DIR_READ_BYTES = 8 * 1024;
-
-/** `EINVAL`, `ENOENT`... or the message when the error carries no code. */
-export function errorCode(err: unknown): string {
-  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') {
-    return err.code;
-  }
-  return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * Trimmed file content, or undefined on any error (missing, EINVAL for an empty GID, ...).
- * O_NONBLOCK so that a FIFO under a misconfigured root cannot block the caller in open().
- */
-export function readText(file: string): string | undefined {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-    return fs.readFileSync(fd, 'utf8').trim();
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
 
 /** Sort helper for numeric directory entries (GID indices, port numbers). */
 export function byNumber(a: string, b: string): number {

@@ -1,3 +1,2 @@
 export * from './layout.js';
-export * from './native.js';
 export * from './inventory.js';

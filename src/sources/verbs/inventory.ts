@@ -1,20 +1,25 @@
 /**
  * PortInventory over libibverbs: devices and ports as the verbs provider reports them.
+ *
+ * Every libibverbs call is an op of the read primitive (src/reads/ops.ts `verbsOpen`,
+ * `verbsQueryPort`, `verbsQueryGids`), run by the reader library's C code
+ * (native/reader/verbs.c): on a reader thread when the daemon reads bounded, on the caller's
+ * thread through runSync() (the CLI). The library keeps the opened devices; this inventory holds
+ * their handles, and close() lets go of them (a device is closed once no query uses it).
  */
 import type { PortAttributes, PortInventory, PortRef, PortState } from '../types.js';
-import { type ReadProgram, answer } from '../../reads/program.js';
-import { NativeLoadError, errorText } from '../../ffi/libc.js';
-import { errnoName } from '../netlink/socket.js';
+import { type ReadProgram, answer, read } from '../../reads/program.js';
+import { ELIBACC, ELIBBAD, VERBS_PORT_BYTES, type Op, statusName } from '../../reads/ops.js';
+import { ERRNO, errnoName } from '../../ffi/errno.js';
+import { closeVerbsDevice } from '../../reads/native.js';
+import { loadLibc } from '../../ffi/libc.js';
 import {
-  DEVICE_ATTR_SIZE,
-  GID_ENTRY_SIZE,
   type GidEntry,
   PORT_ATTR_SIZE,
   type RawPortAttr,
-  decodeGidEntry,
   decodeGidTable,
-  decodePhysPortCount,
   decodePortAttr,
+  decodeVerbsDevices,
   gidTypeName,
   linkLayerName,
   mtuBytes,
@@ -22,21 +27,22 @@ import {
   portRateBitsPerSecond,
   portStateName,
 } from './layout.js';
-import { LIBIBVERBS, type VerbsNative, VerbsSymbolError, loadVerbsNative } from './native.js';
 
-const ENOSYS = 38;
+const LIBIBVERBS = 'libibverbs.so.1';
+/** Room for a device's GID table when its size was not read at open (mlx5: 255 per port). */
+const MIN_GID_ROOM = 256;
 
 export type VerbsUnavailableReason =
-  /** koffi itself could not be loaded. */
-  | 'ffi-unavailable'
-  /** libibverbs.so.1 is not installed (or not loadable). */
+  /** libibverbs.so.1 is not installed (or not loadable), or the reader library that calls it is missing. */
   | 'library-missing'
   /** The library lacks a symbol this code needs (too old). */
   | 'symbol-missing'
   /** The library loaded but lists no device (ENOSYS: the kernel has no uverbs support). */
   | 'no-devices'
   /** Devices exist but none could be opened (e.g. EACCES on /dev/infiniband/uverbs*). */
-  | 'open-failed';
+  | 'open-failed'
+  /** Listing or opening the devices did not return within the read timeout. */
+  | 'blocked';
 
 /** libibverbs cannot describe any port here; the caller uses sysfs and logs this once. */
 export class VerbsUnavailable extends Error {
@@ -56,99 +62,67 @@ export type VerbsOpenResult =
 
 interface OpenDevice {
   readonly name: string;
-  readonly ctx: bigint;
+  /** The reader library's handle for the opened context. */
+  readonly handle: number;
   readonly portCount: number;
   /** Sum of the ports' gid_tbl_len: room for the whole device GID table. */
   readonly gidCapacity: number;
 }
 
-export interface SkippedDevice {
+interface SkippedDevice {
   readonly device: string;
   readonly error: string;
 }
 
-export function openVerbsInventory(native?: VerbsNative): VerbsOpenResult {
-  let api: VerbsNative;
-  try {
-    api = native ?? loadVerbsNative();
-  } catch (e) {
-    return { ok: false, error: loadFailure(e) };
+/** Lists the devices and opens each (one verbsOpen op): the inventory, or why there is none. */
+export function* openVerbsReads(): ReadProgram<VerbsOpenResult> {
+  const r = yield* read([{ kind: 'verbsOpen' }]);
+  const status = r.status(0);
+  if (status === ELIBACC || status === ELIBBAD) {
+    const why = r.bytes(0).toString('utf8') || LIBIBVERBS;
+    return { ok: false, error: new VerbsUnavailable(status === ELIBACC ? 'library-missing' : 'symbol-missing', why) };
   }
-  const listed = api.getDeviceList();
-  if (listed.list === null) return { ok: false, error: noDevices(listed.errno) };
-  const skipped: SkippedDevice[] = [];
-  const devices = openAll(api, listed.devices, skipped);
-  api.freeDeviceList(listed.list);
-  if (listed.devices.length === 0) return { ok: false, error: noDevices(0) };
+  if (status < 0) return { ok: false, error: noDevices(-status) };
+  const records = decodeVerbsDevices(r.bytes(0), status);
+  if (records.length === 0) return { ok: false, error: noDevices(0) };
+  const skipped = records.filter((d) => d.status !== 0).map((d) => ({ device: d.name, error: `${d.failedCall} failed with ${statusName(d.status)}` }));
+  const devices = records.filter((d) => d.status === 0);
   if (devices.length === 0) {
-    const detail = skipped.map((s) => `${s.device}: ${s.error}`).join('; ');
-    return { ok: false, error: new VerbsUnavailable('open-failed', detail) };
+    return { ok: false, error: new VerbsUnavailable('open-failed', skipped.map((s) => `${s.device}: ${s.error}`).join('; ')) };
   }
-  return { ok: true, inventory: new VerbsInventory(api, devices, skipped) };
+  return { ok: true, inventory: new VerbsInventory(devices, skipped) };
 }
 
-function loadFailure(e: unknown): VerbsUnavailable {
-  if (e instanceof VerbsSymbolError) return new VerbsUnavailable('symbol-missing', e.message);
-  if (e instanceof NativeLoadError && e.what === 'koffi') return new VerbsUnavailable('ffi-unavailable', e.message);
-  if (e instanceof NativeLoadError) return new VerbsUnavailable('library-missing', e.message);
-  return new VerbsUnavailable('library-missing', `${LIBIBVERBS}: ${errorText(e)}`);
-}
 
 function noDevices(errno: number): VerbsUnavailable {
   if (errno === 0) return new VerbsUnavailable('no-devices', 'ibv_get_device_list() found 0 devices', 0);
-  const why = errno === ENOSYS ? ': the kernel has no RDMA/uverbs support' : '';
+  const why = errno === ERRNO.ENOSYS ? ': the kernel has no RDMA/uverbs support' : '';
   return new VerbsUnavailable('no-devices', `ibv_get_device_list() failed with ${errnoName(errno)}${why}`, errno);
 }
 
-function openAll(api: VerbsNative, handles: readonly bigint[], skipped: SkippedDevice[]): OpenDevice[] {
-  const out: OpenDevice[] = [];
-  for (const handle of handles) {
-    const name = api.deviceName(handle) ?? `device@${handle.toString(16)}`;
-    const opened = openOne(api, handle, name);
-    if (typeof opened === 'string') skipped.push({ device: name, error: opened });
-    else out.push(opened);
-  }
-  return out;
+/** What one attribute read asked libibverbs: the port struct, its effective speed, its GIDs. */
+interface PortQuery {
+  readonly attr: RawPortAttr;
+  /** ibv_query_port_speed() in 100 Mb/s units; 0 when unsupported. */
+  readonly speed100Mbps: bigint;
+  readonly gids: GidEntry[];
 }
 
-function openOne(api: VerbsNative, handle: bigint, name: string): OpenDevice | string {
-  const { ctx, errno } = api.openDevice(handle);
-  if (ctx === null) return `ibv_open_device failed with ${errnoName(errno)}`;
-  const attr = new Uint8Array(DEVICE_ATTR_SIZE);
-  const rc = api.queryDevice(ctx, attr);
-  if (rc !== 0) {
-    api.closeDevice(ctx);
-    return `ibv_query_device failed with ${errnoName(rc)}`;
-  }
-  const portCount = decodePhysPortCount(attr);
-  let gidCapacity = 0;
-  for (let port = 1; port <= portCount; port++) {
-    gidCapacity += Math.max(0, queryPortAttr(api, ctx, port)?.gidTblLen ?? 0);
-  }
-  return { name, ctx, portCount, gidCapacity };
-}
-
-function queryPortAttr(api: VerbsNative, ctx: bigint, port: number): RawPortAttr | undefined {
-  // The compat symbol writes 48 bytes; the rest stays zero, so active_speed_ex reads as 0.
-  const buf = new Uint8Array(PORT_ATTR_SIZE);
-  return api.queryPort(ctx, port, buf) === 0 ? decodePortAttr(buf) : undefined;
-}
-
-export class VerbsInventory implements PortInventory {
+class VerbsInventory implements PortInventory {
   readonly kind = 'verbs' as const;
   private readonly devices: Map<string, OpenDevice>;
   private closed = false;
 
   constructor(
-    private readonly api: VerbsNative,
     devices: readonly OpenDevice[],
     /** Devices listed but not opened, with why. */
     readonly skipped: readonly SkippedDevice[] = [],
+    private readonly closeDevice: (handle: number) => void = (h) => void closeVerbsDevice(h),
   ) {
     this.devices = new Map(devices.map((d) => [d.name, d]));
   }
 
-  listPorts(): PortRef[] {
+  private ports(): PortRef[] {
     const out: PortRef[] = [];
     for (const d of this.devices.values()) {
       for (let port = 1; port <= d.portCount; port++) out.push({ device: d.name, port });
@@ -156,16 +130,9 @@ export class VerbsInventory implements PortInventory {
     return out;
   }
 
-  /**
-   * libibverbs answers through its own calls (ioctls on /dev/infiniband/uverbsN), which the
-   * read primitive cannot run: these programs make no reads and call verbs on this thread.
-   */
+  /** The devices were opened once: their ports are known without a read. */
   listReads(): ReadProgram<PortRef[]> {
-    return answer(this.listPorts());
-  }
-
-  attributeReads(ref: PortRef): ReadProgram<PortAttributes | undefined> {
-    return answer(this.readAttributes(ref));
+    return answer(this.ports());
   }
 
   /** The devices were opened once; their list does not change under this inventory. */
@@ -173,59 +140,63 @@ export class VerbsInventory implements PortInventory {
     return answer(false);
   }
 
-  stateReads(ref: PortRef): ReadProgram<PortState | undefined> {
-    const d = this.closed ? undefined : this.devices.get(ref.device);
-    if (d === undefined || ref.port < 1 || ref.port > d.portCount) return answer(undefined);
-    const attr = queryPortAttr(this.api, d.ctx, ref.port);
-    return answer(attr === undefined ? undefined : { state: portStateName(attr.state), physState: physStateName(attr.physState) });
+  *stateReads(ref: PortRef): ReadProgram<PortState | undefined> {
+    const d = this.device(ref);
+    if (d === undefined) return undefined;
+    const r = yield* read([portOp(d, ref.port, false)]);
+    if (!r.ok(0)) return undefined;
+    const attr = decodePortAttr(r.bytes(0).subarray(0, PORT_ATTR_SIZE));
+    return { state: portStateName(attr.state), physState: physStateName(attr.physState) };
+  }
+
+  *attributeReads(ref: PortRef): ReadProgram<PortAttributes | undefined> {
+    const q = yield* this.portReads(ref);
+    if (q === undefined) return undefined;
+    return toPortAttributes(ref, q.attr, q.gids, (i) => this.ifName(i), () => q.speed100Mbps);
+  }
+
+  /** The port's valid GID entries, e.g. for `devices` output; undefined if the port is gone. */
+  *gidReads(ref: PortRef): ReadProgram<GidEntry[] | undefined> {
+    return (yield* this.portReads(ref))?.gids;
   }
 
   forget(): void {
     // Nothing is held per port.
   }
 
-  readAttributes(ref: PortRef): PortAttributes | undefined {
-    const d = this.closed ? undefined : this.devices.get(ref.device);
-    if (d === undefined || ref.port < 1 || ref.port > d.portCount) return undefined;
-    const attr = queryPortAttr(this.api, d.ctx, ref.port);
-    if (attr === undefined) return undefined;
-    const gids = this.readGids(d, ref.port, attr.gidTblLen);
-    const speed = this.api.queryPortSpeed.bind(this.api);
-    return toPortAttributes(ref, attr, gids, (i) => this.api.ifIndexToName(i), () => speed(d.ctx, ref.port));
-  }
-
-  /** The port's valid GID entries, e.g. for `devices` output; undefined if the port is gone. */
-  readGidEntries(ref: PortRef): GidEntry[] | undefined {
-    const d = this.closed ? undefined : this.devices.get(ref.device);
-    if (d === undefined || ref.port < 1 || ref.port > d.portCount) return undefined;
-    const attr = queryPortAttr(this.api, d.ctx, ref.port);
-    return attr === undefined ? undefined : this.readGids(d, ref.port, attr.gidTblLen);
-  }
 
   ifName(ifindex: number): string | undefined {
-    return this.api.ifIndexToName(ifindex);
-  }
-
-  /** The port's valid GID entries: one table query, else one query per index. */
-  private readGids(d: OpenDevice, port: number, gidTblLen: number): GidEntry[] {
-    const capacity = Math.max(d.gidCapacity, gidTblLen);
-    const table = new Uint8Array(capacity * GID_ENTRY_SIZE);
-    const n = capacity > 0 ? this.api.queryGidTable(d.ctx, table, capacity) : 0;
-    if (n !== undefined && n >= 0) return decodeGidTable(table, n).filter((g) => g.portNum === port);
-    const out: GidEntry[] = [];
-    const entry = new Uint8Array(GID_ENTRY_SIZE);
-    for (let index = 0; index < gidTblLen; index++) {
-      if (this.api.queryGidEx(d.ctx, port, index, entry) === 0) out.push(decodeGidEntry(entry));
-    }
-    return out;
+    return loadLibc().ifIndexToName(ifindex);
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const d of this.devices.values()) this.api.closeDevice(d.ctx);
+    for (const d of this.devices.values()) this.closeDevice(d.handle);
+  }
+
+  private device(ref: PortRef): OpenDevice | undefined {
+    const d = this.closed ? undefined : this.devices.get(ref.device);
+    return d === undefined || ref.port < 1 || ref.port > d.portCount ? undefined : d;
+  }
+
+  /** One round: the port struct with its speed, and the port's GIDs from the device table. */
+  private *portReads(ref: PortRef): ReadProgram<PortQuery | undefined> {
+    const d = this.device(ref);
+    if (d === undefined) return undefined;
+    const entries = Math.max(d.gidCapacity, MIN_GID_ROOM);
+    const r = yield* read([portOp(d, ref.port, true), { kind: 'verbsQueryGids', device: d.handle, port: ref.port, entries }]);
+    if (!r.ok(0)) return undefined;
+    const bytes = r.bytes(0);
+    return {
+      attr: decodePortAttr(bytes.subarray(0, PORT_ATTR_SIZE)),
+      speed100Mbps: bytes.length >= VERBS_PORT_BYTES ? bytes.readBigUInt64LE(PORT_ATTR_SIZE) : 0n,
+      gids: r.ok(1) ? decodeGidTable(r.bytes(1), r.status(1)) : [],
+    };
   }
 }
+
+const portOp = (d: OpenDevice, port: number, speed: boolean): Op => ({ kind: 'verbsQueryPort', device: d.handle, port, speed });
 
 /**
  * Pure mapping from decoded verbs structs to PortAttributes. The netdev is the one behind the

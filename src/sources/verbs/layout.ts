@@ -15,13 +15,14 @@
  */
 import { endianness } from 'node:os';
 import type { LinkLayer } from '../types.js';
+import { VERBS_DEVICE_BYTES } from '../../reads/ops.js';
 
 const LE = endianness() === 'LE';
 
 export const COMPAT_PORT_ATTR_SIZE = 48;
 export const PORT_ATTR_SIZE = 56;
-export const GID_ENTRY_SIZE = 32;
-export const DEVICE_ATTR_SIZE = 232;
+const GID_ENTRY_SIZE = 32;
+const DEVICE_ATTR_SIZE = 232;
 const PHYS_PORT_CNT_OFFSET = 227;
 
 export class VerbsLayoutError extends Error {
@@ -104,7 +105,7 @@ export interface GidEntry {
   readonly ndevIfindex: number;
 }
 
-export function formatGid(gid: Uint8Array): string {
+function formatGid(gid: Uint8Array): string {
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) {
     groups.push(Buffer.from(gid.subarray(i, i + 2)).toString('hex'));
@@ -194,7 +195,6 @@ export function gidTypeName(gidType: number): string {
   if (gidType === 2) return 'RoCE v2';
   return `unknown(${gidType})`;
 }
-export const GID_TYPE_ROCE_V2 = 2;
 
 /** active_width bits (libibverbs/examples/devinfo.c width_str): 1, 2, 4, 8, 16 = 1X, 4X, 8X, 12X, 2X. */
 const LANES: Readonly<Record<number, number>> = { 1: 1, 2: 4, 4: 8, 8: 12, 16: 2 };
@@ -216,12 +216,12 @@ const DECI_GBPS_PER_LANE: Readonly<Record<number, number>> = {
   256: 2000,
 };
 
-export function laneCount(activeWidth: number): number | undefined {
+function laneCount(activeWidth: number): number | undefined {
   return LANES[activeWidth];
 }
 
 /** The speed bit in effect: active_speed_ex when the library filled it, else active_speed. */
-export function effectiveSpeed(attr: Pick<RawPortAttr, 'activeSpeed' | 'activeSpeedEx'>): number {
+function effectiveSpeed(attr: Pick<RawPortAttr, 'activeSpeed' | 'activeSpeedEx'>): number {
   return attr.activeSpeedEx !== undefined && attr.activeSpeedEx !== 0 ? attr.activeSpeedEx : attr.activeSpeed;
 }
 
@@ -231,4 +231,45 @@ export function portRateBitsPerSecond(attr: Pick<RawPortAttr, 'activeWidth' | 'a
   const deci = DECI_GBPS_PER_LANE[effectiveSpeed(attr)];
   if (lanes === undefined || deci === undefined) return undefined;
   return lanes * deci * 100_000_000;
+}
+
+// ---------------------------------------------------------------- the reader's verbs ops
+
+/** Which call failed for a device the verbsOpen op could not open (mfe-reader.h enum mfr_verbs_call). */
+const FAILED_CALL = ['', 'ibv_open_device', 'ibv_query_device', 'the reader\'s device table (full)'] as const;
+
+/** One device as the verbsOpen op reports it (mfe-reader.h struct mfr_verbs_device, 96 bytes). */
+export interface VerbsDeviceRecord {
+  readonly name: string;
+  /** 0, or -errno of `failedCall`. */
+  readonly status: number;
+  readonly failedCall: string | undefined;
+  readonly handle: number;
+  readonly portCount: number;
+  /** The ports' gid_tbl_len summed: room for the whole device GID table. */
+  readonly gidCapacity: number;
+}
+
+const VERBS_DEVICE_RECORD_SIZE = VERBS_DEVICE_BYTES;
+
+export function decodeVerbsDevices(buf: Uint8Array, count: number): VerbsDeviceRecord[] {
+  if (buf.length < count * VERBS_DEVICE_RECORD_SIZE) {
+    throw new VerbsLayoutError(`${count} device records need ${count * VERBS_DEVICE_RECORD_SIZE} bytes, got ${buf.length}`);
+  }
+  const out: VerbsDeviceRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    const dv = dataView(buf.subarray(i * VERBS_DEVICE_RECORD_SIZE, (i + 1) * VERBS_DEVICE_RECORD_SIZE));
+    const nameBytes = buf.subarray(i * VERBS_DEVICE_RECORD_SIZE + 32, (i + 1) * VERBS_DEVICE_RECORD_SIZE);
+    const nul = nameBytes.indexOf(0);
+    const failed = dv.getUint32(16, LE);
+    out.push({
+      name: Buffer.from(nameBytes.subarray(0, nul < 0 ? nameBytes.length : nul)).toString('utf8'),
+      status: dv.getInt32(0, LE),
+      failedCall: failed === 0 ? undefined : (FAILED_CALL[failed] ?? `call ${failed}`),
+      handle: dv.getUint32(4, LE),
+      portCount: dv.getUint32(8, LE),
+      gidCapacity: dv.getUint32(12, LE),
+    });
+  }
+  return out;
 }

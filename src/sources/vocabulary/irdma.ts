@@ -7,20 +7,22 @@
  * RDMA engine (which say no more about why). The gen3 names proposed in 2025 ("RNR received",
  * "Nak Sequence Error", "RTO"...) contain blanks and are not mapped yet.
  */
-import { type DriverTable, cnp, discard, ecnMarked } from './types.js';
+import { type DriverTable, type VocabularyEntry, cnp, discard, ecnMarked, namesIn } from './types.js';
 
 const C = 'drivers/infiniband/hw/irdma/verbs.c irdma_hw_stat_descs';
+
+const entries: VocabularyEntry[] = namesIn(C, {
+  cnpSent: cnp('sent'),
+  cnpHandled: cnp('handled'),
+  cnpIgnored: cnp('ignored'),
+  RxECNMrkd: ecnMarked(),
+  ip4InDiscards: discard('rx', 'unspecified'),
+  ip6InDiscards: discard('rx', 'unspecified'),
+});
 
 export const IRDMA: DriverTable = {
   driver: 'irdma',
   counters: 'rdma',
   source: 'torvalds/linux 01798df19878e87718487046581ef6cdd114f2e0',
-  entries: [
-    { name: 'cnpSent', meaning: cnp('sent'), from: C },
-    { name: 'cnpHandled', meaning: cnp('handled'), from: C },
-    { name: 'cnpIgnored', meaning: cnp('ignored'), from: C },
-    { name: 'RxECNMrkd', meaning: ecnMarked(), from: C },
-    { name: 'ip4InDiscards', meaning: discard('rx', 'unspecified'), from: C },
-    { name: 'ip6InDiscards', meaning: discard('rx', 'unspecified'), from: C },
-  ],
+  entries,
 };

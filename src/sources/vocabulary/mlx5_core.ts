@@ -15,26 +15,28 @@
  * 802.3x pause frames come from `*_pause_ctrl_phy` (present whether or not global pause is on);
  * `rx_global_pause` counts the same frames and is left out so that no frame is counted twice.
  */
-import { type DriverTable, MICROSECONDS, discard, pauseDuration, pauseFrames, perPriority } from './types.js';
+import { type DriverTable, type VocabularyEntry, MICROSECONDS, discard, namesIn, pauseDuration, pauseFrames, perDirection, perPriority } from './types.js';
 
 const EN_STATS_C = 'drivers/net/ethernet/mellanox/mlx5/core/en_stats.c';
+
+const entries: VocabularyEntry[] = [
+  ...perPriority((p) => perDirection((d) => namesIn(`${EN_STATS_C} pport_per_prio_pfc_stats_desc`, {
+    [`${d}_prio${p}_pause`]: pauseFrames(d, p),
+    [`${d}_prio${p}_pause_duration`]: pauseDuration(d, p, MICROSECONDS),
+  }))),
+  ...perDirection((d) => namesIn(`${EN_STATS_C} pport_802_3_stats_desc`, { [`${d}_pause_ctrl_phy`]: pauseFrames(d, 'global') })),
+  ...perDirection((d) => namesIn(`${EN_STATS_C} pport_per_prio_pfc_stats_desc ("global")`, {
+    [`${d}_global_pause_duration`]: pauseDuration(d, 'global', MICROSECONDS),
+  })),
+  ...namesIn(`${EN_STATS_C} pport_phy_statistical / pport_2863 stats`, {
+    rx_discards_phy: discard('rx', 'buffer'),
+    tx_discards_phy: discard('tx', 'congestion'),
+  }),
+];
 
 export const MLX5_CORE: DriverTable = {
   driver: 'mlx5_core',
   counters: 'ethtool',
   source: 'torvalds/linux, en_stats.c as stored 2024-2025; counters.rst for units',
-  entries: [
-    ...perPriority((p) => [
-      { name: `rx_prio${p}_pause`, meaning: pauseFrames('rx', p), from: `${EN_STATS_C} pport_per_prio_pfc_stats_desc` },
-      { name: `rx_prio${p}_pause_duration`, meaning: pauseDuration('rx', p, MICROSECONDS), from: `${EN_STATS_C} pport_per_prio_pfc_stats_desc` },
-      { name: `tx_prio${p}_pause`, meaning: pauseFrames('tx', p), from: `${EN_STATS_C} pport_per_prio_pfc_stats_desc` },
-      { name: `tx_prio${p}_pause_duration`, meaning: pauseDuration('tx', p, MICROSECONDS), from: `${EN_STATS_C} pport_per_prio_pfc_stats_desc` },
-    ]),
-    { name: 'rx_pause_ctrl_phy', meaning: pauseFrames('rx', 'global'), from: `${EN_STATS_C} pport_802_3_stats_desc` },
-    { name: 'tx_pause_ctrl_phy', meaning: pauseFrames('tx', 'global'), from: `${EN_STATS_C} pport_802_3_stats_desc` },
-    { name: 'rx_global_pause_duration', meaning: pauseDuration('rx', 'global', MICROSECONDS), from: `${EN_STATS_C} pport_per_prio_pfc_stats_desc ("global")` },
-    { name: 'tx_global_pause_duration', meaning: pauseDuration('tx', 'global', MICROSECONDS), from: `${EN_STATS_C} pport_per_prio_pfc_stats_desc ("global")` },
-    { name: 'rx_discards_phy', meaning: discard('rx', 'buffer'), from: `${EN_STATS_C} pport_phy_statistical / pport_2863 stats` },
-    { name: 'tx_discards_phy', meaning: discard('tx', 'congestion'), from: `${EN_STATS_C} pport_phy_statistical / pport_2863 stats` },
-  ],
+  entries,
 };

@@ -8,21 +8,25 @@
  * `send_rnr_err` those the responder sent (left raw), `rcvd_seq_err` NAK-sequence-errors received.
  * `completer_retry_err` counts every requester retry, whatever its cause, so it is left raw.
  */
-import { type DriverTable, transport } from './types.js';
+import { type DriverTable, type VocabularyEntry, namesIn, transport } from './types.js';
 
 const C = 'drivers/infiniband/sw/rxe/rxe_hw_counters.c rxe_counter_name';
+
+const entries: VocabularyEntry[] = [
+  ...namesIn(C, {
+    duplicate_request: transport('duplicate_request'),
+    out_of_seq_request: transport('out_of_sequence'),
+    rcvd_rnr_err: transport('rnr_nak'),
+    rcvd_seq_err: transport('packet_seq_err'),
+    retry_exceeded_err: transport('retries_exceeded'),
+    retry_rnr_exceeded_err: transport('rnr_retries_exceeded'),
+  }),
+  ...namesIn(`${C} (older kernels)`, { out_of_sequence: transport('out_of_sequence') }),
+];
 
 export const RXE: DriverTable = {
   driver: 'rxe',
   counters: 'rdma',
   source: 'torvalds/linux 0f2cb7cf80335db55cd3c406134e8def59f16814; Linux 6.1 measured',
-  entries: [
-    { name: 'duplicate_request', meaning: transport('duplicate_request'), from: C },
-    { name: 'out_of_seq_request', meaning: transport('out_of_sequence'), from: C },
-    { name: 'out_of_sequence', meaning: transport('out_of_sequence'), from: `${C} (older kernels)` },
-    { name: 'rcvd_rnr_err', meaning: transport('rnr_nak'), from: C },
-    { name: 'rcvd_seq_err', meaning: transport('packet_seq_err'), from: C },
-    { name: 'retry_exceeded_err', meaning: transport('retries_exceeded'), from: C },
-    { name: 'retry_rnr_exceeded_err', meaning: transport('rnr_retries_exceeded'), from: C },
-  ],
+  entries,
 };

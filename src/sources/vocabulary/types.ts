@@ -31,7 +31,7 @@ export type DiscardReason = keyof typeof DISCARD_REASONS;
 
 /** `priority` label of the pause families: an 802.1Qbb PFC priority, or 802.3x link pause. */
 export type PausePriority = '0' | '1' | '2' | '3' | '4' | '5' | '6' | '7' | 'global';
-export const PFC_PRIORITIES = [0, 1, 2, 3, 4, 5, 6, 7] as const;
+const PFC_PRIORITIES = [0, 1, 2, 3, 4, 5, 6, 7] as const;
 
 /** What one driver counter means in the vocabulary: a family and that family's labels. */
 export type HealthMeaning =
@@ -82,4 +82,17 @@ export const MICROSECONDS = 1e-6;
 /** One entry per PFC priority, for names the drivers print with the priority in them. */
 export function perPriority(make: (p: PausePriority) => readonly VocabularyEntry[]): VocabularyEntry[] {
   return PFC_PRIORITIES.flatMap((p) => make(String(p) as PausePriority));
+}
+
+/** Receive first, as the drivers list their statistics. */
+const RX_TX: readonly Direction[] = ['rx', 'tx'];
+
+/** One entry per direction, for names the drivers print with `rx`/`tx` in them. */
+export function perDirection(make: (d: Direction) => readonly VocabularyEntry[]): VocabularyEntry[] {
+  return RX_TX.flatMap(make);
+}
+
+/** The entries of one kernel table (`from`): each name and its meaning, in the table's order. */
+export function namesIn(from: string, names: Readonly<Record<string, HealthMeaning>>): VocabularyEntry[] {
+  return Object.entries(names).map(([name, meaning]) => ({ name, meaning, from }));
 }

@@ -10,6 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 : "${RXE_OUT:?RXE_OUT is set by guest.sh}"
 HERE=test/rxe/mxl
 source test/rxe/routing.sh
+source test/rxe/guest-lib.sh
 P=${MXL_PREFIX:-/opt/mxl}
 TX=/dev/shm/mxl-tx
 RX=/dev/shm/mxl-rx
@@ -54,28 +55,8 @@ snapshot() { # snapshot NAME
   printf '%s}\n' "$out" >"$RXE_OUT/counters-$1.json"
 }
 
-# GET over bash's /dev/tcp (no node start-up per request); the body goes to FILE.
-http_get() { # http_get PATH FILE
-  local line body=0
-  exec 3<>/dev/tcp/127.0.0.1/9842 || return 1
-  printf 'GET %s HTTP/1.0\r\nHost: guest\r\n\r\n' "$1" >&3
-  : >"$2"
-  while IFS= read -r line <&3; do
-    if ((body)); then printf '%s\n' "$line" >>"$2"; elif [[ $line == $'\r' ]]; then body=1; fi
-  done
-  exec 3<&-
-}
-
-wait_for() { # wait_for SECONDS TEST...: until TEST succeeds; TEST exiting 2 stops the wait
-  local i rc n=$(($1 * 4)); shift
-  for ((i = 0; i < n; i++)); do
-    "$@" && return 0
-    rc=$?
-    ((rc == 2)) && return 1
-    sleep 0.25
-  done
-  return 1
-}
+http_get() { rxe_http_get 9842 "$@"; } # http_get PATH FILE
+wait_for() { rxe_wait_for "$@"; }
 
 # The exporter's predictions once both domains hold the flow (the sender's copy from the
 # writer, the receiver's from the fabrics target): saved, then the exporter stops, so that
@@ -92,6 +73,27 @@ predictions() { # predictions NAME FLOW_ID
       grep -q "^mxl_fabric_flow_predicted_packets_per_second{flow_id=\"$id\",device=\"rxe1\"" "$out"
   }
   wait_for 90 has_both || fail "$name: the exporter did not predict flow $id on both ports"
+  kill -TERM "$exporter" 2>/dev/null || true
+  wait "$exporter" 2>/dev/null || true
+}
+
+# While the flow runs (after the compared windows): the exporter with bind: auto on both domains
+# until it has bound the flow by its connections and measured it from their PSNs; its metrics are
+# kept for check-connections.mjs.
+connections() { # connections NAME FLOW_ID
+  local name=$1 id=$2 out="$RXE_OUT/metrics-$1-auto.txt"
+  node dist/cli/main.js serve --config.file "$HERE/auto.yaml" --web.listen-address 127.0.0.1:9842 --log.format json \
+    >"$RXE_OUT/exporter-$name-auto.log" 2>&1 &
+  local exporter=$!
+  measured_both() {
+    kill -0 "$exporter" 2>/dev/null || return 2
+    http_get /metrics "$out" 2>/dev/null &&
+      grep -q "^mxl_fabric_flow_measured_packets_per_second{flow_id=\"$id\",device=\"rxe0\",port=\"1\",direction=\"tx\"" "$out" &&
+      grep -q "^mxl_fabric_flow_measured_packets_per_second{flow_id=\"$id\",device=\"rxe1\",port=\"1\",direction=\"rx\"" "$out"
+  }
+  wait_for 90 measured_both || log "$name: bind: auto did not measure flow $id on both sides (see metrics-$name-auto.txt)"
+  sleep 3
+  http_get /metrics "$out" 2>/dev/null || true
   kill -TERM "$exporter" 2>/dev/null || true
   wait "$exporter" 2>/dev/null || true
 }
@@ -126,6 +128,10 @@ transfer() { # transfer NAME WRITER_FLAG FLOW_JSON FLOW_ID SERVICE WINDOWS SECON
     sleep "$seconds"
     snapshot "$name-w$i"
   done
+  # The kernel's connection tables while the flow runs, recorded as fixtures (after the compared
+  # windows: node's start-up under TCG would slow MXL down in them). Never fails the scenario.
+  node test/rxe/capture-restrack.mjs "$RXE_OUT/restrack-$name" >"$RXE_OUT/$name-restrack.txt" 2>&1 || true
+  connections "$name" "$id"
   kill -INT "$initiator" 2>/dev/null || true
   wait "$initiator" 2>/dev/null || true
   sleep 1
@@ -146,6 +152,7 @@ main() {
   # Audio is compared per batch sent, over the whole 20 s.
   transfer audio -a "$HERE/flows/audio.json" "$AUDIO_ID" 1313 1 20
   node "$HERE/check.mjs" "$RXE_OUT" || fail "checks failed (see $RXE_OUT/report.json)"
+  node "$HERE/check-connections.mjs" "$RXE_OUT" || fail "connections checks failed (see $RXE_OUT/connections-report.json)"
   [[ ! -s $RXE_OUT/guest-failures.txt ]]
 }
 

@@ -1,0 +1,165 @@
+/**
+ * Case `steady-cost` (issue 22): what the host pays for the daemon sampling, nobody scraping:
+ * whole-process CPU per second and its per-thread split, beside the C pread floor (one pass over
+ * the same files) and the stack floor's RSS.
+ */
+import { fork } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { sleep } from '../lib/machine.mjs';
+import { runJson, startHarness } from '../lib/processes.mjs';
+import { summarizeProfile } from '../lib/profile.mjs';
+import { CLK_TCK, procCpuTicks, procMemory, round, roundAll } from '../lib/stats.mjs';
+import { f, mb, profileTables, ratio, table } from '../lib/table.mjs';
+
+export const name = 'steady-cost';
+export const key = 'steadyCost';
+
+/** utime + stime (clock ticks, /proc/<pid>/task/<tid>/stat) and on-CPU ns (schedstat, when the kernel has it) of each thread. */
+function threadCpu(pid) {
+  const out = new Map();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      let runNs;
+      try {
+        runNs = Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        runNs = undefined;
+      }
+      out.set(Number(tid), { comm, ticks: Number(fields[11]) + Number(fields[12]), runNs });
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/**
+ * Per-thread CPU ms per second between two threadCpu() readings, grouped as the issue reports
+ * them: the main thread (JavaScript, tid = pid), libmfe-reader's threads (named mfe-reader), and
+ * Node's other threads (V8's platform workers, GC helpers and compilers, libuv; all named node).
+ */
+function threadSplit(pid, a, b, seconds) {
+  const threads = [];
+  for (const [tid, t1] of b) {
+    const t0 = a.get(tid) ?? { ticks: 0, runNs: 0 };
+    const ms = t1.runNs !== undefined && t0.runNs !== undefined ? (t1.runNs - t0.runNs) / 1e6 : ((t1.ticks - t0.ticks) * 1000) / CLK_TCK;
+    threads.push({ tid, comm: t1.comm, role: tid === pid ? 'main' : t1.comm === 'mfe-reader' ? 'mfe-reader' : 'other', msPerSecond: round(ms / seconds, 3) });
+  }
+  const sum = (role) => round(threads.filter((t) => t.role === role).reduce((n, t) => n + t.msPerSecond, 0), 3);
+  return { source: [...b.values()].every((t) => t.runNs !== undefined) ? 'schedstat' : 'stat', main: sum('main'), reader: sum('mfe-reader'), other: sum('other'), threads: threads.sort((x, y) => y.msPerSecond - x.msPerSecond) };
+}
+
+/** RSS of the stack floor (lib/stack-floor.mjs), `settleMs` after it is ready, as the daemon's is read. */
+async function stackFloorRss(ctx, settleMs) {
+  const child = fork(path.join(ctx.benchDir, 'lib', 'stack-floor.mjs'), [], { cwd: ctx.root, execArgv: ctx.nodeFlags, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  try {
+    await new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`stack floor exited (${code})`)));
+    });
+    await sleep(settleMs);
+    return procMemory(child.pid);
+  } finally {
+    await new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.send({ cmd: 'stop' });
+    });
+  }
+}
+
+/** The daemon's RSS `settleMs` after it is ready (sampling every second, no scrape). */
+async function daemonRss(ctx, tree, config, settleMs) {
+  const h = startHarness(ctx, config, tree);
+  try {
+    const ready = await h.ready;
+    await sleep(settleMs);
+    const report = await h.ask('report');
+    return { ...procMemory(h.child.pid), startMs: round(ready.startMs, 1), flows: report.flows, ports: report.sampledPorts };
+  } finally {
+    await h.stop();
+  }
+}
+
+/**
+ * The daemon on the tree, sampling every second, nobody scraping: whole-process CPU per second
+ * from /proc/<pid>/stat over `steadyCostSeconds` (after 3 s past start-up), its per-thread split,
+ * and its RSS at the end; then (with --profile) a CPU profile of 10 s more of the same.
+ */
+async function daemon(ctx, tree, config) {
+  const { opts } = ctx;
+  const h = startHarness(ctx, config, tree);
+  try {
+    const ready = await h.ready;
+    await sleep(3000);
+    await h.ask('reset');
+    const pid = h.child.pid;
+    const c0 = procCpuTicks(pid);
+    const th0 = threadCpu(pid);
+    const t0 = Date.now();
+    await sleep(opts.steadyCostSeconds * 1000);
+    const c1 = procCpuTicks(pid);
+    const th1 = threadCpu(pid);
+    const seconds = (Date.now() - t0) / 1000;
+    const memory = procMemory(pid);
+    const report = await h.ask('report');
+    const result = {
+      seconds: round(seconds, 1), ticks: report.tickMs.count, flows: report.flows, ports: report.sampledPorts, startMs: round(ready.startMs, 1),
+      cpuMsPerSecond: round((((c1 - c0) * 1000) / CLK_TCK) / seconds, 3),
+      threads: threadSplit(pid, th0, th1, seconds),
+      tickMs: roundAll(report.tickMs), eventLoopDelayMs: roundAll(report.eventLoopDelayMs), memory,
+    };
+    if (opts.profile) {
+      const dir = path.join(ctx.outDir, 'prof');
+      fs.mkdirSync(dir, { recursive: true });
+      const file = path.join(dir, 'steady-cost.cpuprofile');
+      await h.ask('profile-start');
+      await sleep(10_000);
+      await h.ask('profile-stop', { file });
+      result.profile = { file: path.relative(ctx.root, file), ...summarizeProfile(file, ctx.root) };
+    }
+    return result;
+  } finally {
+    await h.stop();
+  }
+}
+
+export async function run(ctx) {
+  const { opts } = ctx;
+  const big = Math.max(...opts.ports);
+  if (!ctx.configs[1000]) throw new Error('the steady-cost case needs the 1,000-flow config (--flows with 1000)');
+  const many = ctx.configs[10000]?.[big];
+  ctx.log(`steady cost over ${opts.steadyCostSeconds} s: the daemon (${big} ports, 1,000 flows, no scrapes), the C floor, the stack floor's RSS, the daemon's RSS at 1,000${many ? ' and 10,000' : ''} flows`);
+  const tree = ctx.trees[big];
+  const list = path.join(ctx.outDir, `files-p${big}.txt`);
+  if (!fs.existsSync(list)) runJson(ctx.root, process.execPath, [path.join(ctx.benchDir, 'lib', 'tick.mjs'), tree, '0.2', list], 'file list');
+  const floor = runJson(ctx.root, ctx.floorBin, [list, String(Math.max(1, opts.floorSeconds))], 'floor');
+  const d = await ctx.measured(() => daemon(ctx, tree, ctx.configs[1000][big]));
+  // Every RSS is read the same time after its process is ready: when the daemon's CPU window ended.
+  const settleMs = 3000 + opts.steadyCostSeconds * 1000;
+  const stack = await ctx.measured(() => stackFloorRss(ctx, settleMs));
+  const rss = { 1000: d.memory };
+  if (many) rss[10000] = await ctx.measured(() => daemonRss(ctx, tree, many, settleMs));
+  return { ports: big, files: floor.files, floor: { passMs: round(floor.pread.cpuNsPerTick / 1e6, 4), spacedPassMs: round(floor.pread_spaced?.cpuNsPerTick / 1e6, 4) }, daemon: d, stackFloor: stack, rss };
+}
+
+export function print(r, { opts }) {
+  if (!r.steadyCost) return [];
+  const sc = r.steadyCost;
+  const d = sc.daemon;
+  const out = ['', `Steady cost (issue 22): the daemon sampling every 1 s, no scrapes, ${sc.ports} ports (${sc.files} counter files), ${d.flows} flows; whole-process CPU from /proc/<pid>/stat over ${d.seconds} s (${d.ticks} ticks),`,
+    `per thread from /proc/<pid>/task/*/${d.threads.source}; floor = bench/floor.c, one pread pass over the same files; RSS read ${opts.steadyCostSeconds + 3} s after each process was ready`];
+  out.push(table(['', 'other CPU %', 'CPU ms/s', 'floor pass ms', 'x floor', 'x spaced floor', 'main ms/s', 'mfe-reader ms/s', 'other threads ms/s', 'tick ms p50', 'ELD p99', 'ELD max'], [[
+    'daemon', f(d.otherCpuShare * 100, 0), f(d.cpuMsPerSecond, 2), f(sc.floor.passMs, 3), f(ratio(d.cpuMsPerSecond, sc.floor.passMs), 1), f(ratio(d.cpuMsPerSecond, sc.floor.spacedPassMs), 1),
+    f(d.threads.main, 2), f(d.threads.reader, 2), f(d.threads.other, 2), f(d.tickMs.p50), f(d.eventLoopDelayMs.p99), f(d.eventLoopDelayMs.max),
+  ]]));
+  out.push(table(['RSS', 'MB', 'over the floor MB'], [
+    ['stack floor (node + express, prom-client, pino, yaml, koffi)', mb(sc.stackFloor.rssBytes), '-'],
+    ...Object.entries(sc.rss).map(([n, m]) => [`daemon, ${n} flows`, mb(m.rssBytes), mb(m.rssBytes - sc.stackFloor.rssBytes)]),
+  ]));
+  if (d.profile) out.push(...profileTables(`Profile: steady cost, 10 s of sampling (${d.profile.file}); self time by file, top functions`, d.profile));
+  return out;
+}

@@ -1,0 +1,286 @@
+/**
+ * Connection families (README "Connections"): what the kernel's restrack tables show per RDMA
+ * connection, and how much of each port's traffic the connections account for. Read from the
+ * ConnectionMonitor in the exporter state; absent when connections are off or unreadable.
+ */
+import { type Connection, QP_UP_STATE, directionOf } from '../model/connections.js';
+import type { ConnectionMonitor } from '../sources/restrack/monitor.js';
+import { bindingVerdicts } from '../sources/restrack/mismatch.js';
+import type { Labels, Sample } from './exposition.js';
+import type { Family } from './family.js';
+import { attrsLookup, type ExporterState } from './view.js';
+import { toNumber } from '../model/index.js';
+import { type PortTotals, type TickReadings, connectionDelta, headDelta, portDelta } from '../model/same-tick.js';
+import { measureFlow } from '../domain/measure.js';
+import type { Sampler } from '../sampler/sampler.js';
+import { groupBy } from '../group.js';
+import { key } from '../keys.js';
+import { portKey } from '../sources/types.js';
+
+interface Series {
+  readonly c: Connection;
+  /** device, port, local, peer, pid: the identity, as labels. */
+  readonly labels: Labels;
+}
+
+const identity = (c: Connection): Labels => ({
+  device: c.obs.device, port: String(c.obs.port), local: c.obs.local, peer: c.obs.peer, pid: c.obs.pid === undefined ? '' : String(c.obs.pid),
+});
+
+/** Every connection with its identity labels; two live QPs of one identity get `#qpn` on `local`. */
+function connectionSeries(monitor: ConnectionMonitor | undefined): Series[] {
+  if (!monitor) return [];
+  const seen = new Set<string>();
+  return monitor.connections().map((c) => {
+    let labels = identity(c);
+    const text = JSON.stringify(labels);
+    if (seen.has(text)) labels = { ...labels, local: `${labels.local}#qpn:${c.obs.qpn}` };
+    seen.add(text);
+    return { c, labels };
+  });
+}
+
+const present = (state: ExporterState): Series[] => connectionSeries(state.connections).filter((s) => s.c.present);
+
+/**
+ * Per port and direction: the packets its connections moved / the packets its counters counted,
+ * both between the same two ticks of the window (model/same-tick.ts), so that neither is a rate
+ * over another stretch of time. A connection gone in the window counts what it moved before.
+ */
+function coverage(state: ExporterState): Sample[] {
+  const m = state.connections;
+  const span = m?.together.span();
+  if (!m || !span) return [];
+  const out: Sample[] = [];
+  for (const [k, cs] of groupBy(m.connections(), (c) => portKey(c.obs))) {
+    const { device, port } = cs[0]!.obs;
+    for (const direction of ['tx', 'rx'] as const) {
+      const counted = portDelta(span.oldest, span.newest, k, direction);
+      if (counted === undefined || counted <= 0) continue;
+      const moved = cs.reduce((sum, c) => sum + (connectionDelta(span.oldest, span.newest, c.key, direction) ?? 0), 0);
+      out.push({ labels: { device, port: String(port), direction }, value: moved / counted });
+    }
+  }
+  return out;
+}
+
+/**
+ * Per flow, port and direction its connections run in, and per domain that counts its grains:
+ * the packets those connections moved / the grains (audio: batches of the binding's grain
+ * duration) the domain's headIndex advanced, both between the same two ticks. Absent where the
+ * port's PSNs do not move and while the domain counted no grain.
+ */
+function packetsPerGrain(state: ExporterState): Sample[] {
+  const m = state.connections;
+  const span = m?.together.span();
+  if (!m || !span || !state.domains) return [];
+  const moved = new Map<string, { flowId: string; device: string; port: number; direction: 'tx' | 'rx'; packets: number }>();
+  for (const c of m.connections()) {
+    const carried = m.ownerOf(c.key)?.carried;
+    const direction = windowDirection(c);
+    if (carried === undefined || direction === undefined || m.psnLiveOf(c.obs.device, c.obs.port) === 0) continue;
+    const d = connectionDelta(span.oldest, span.newest, c.key, direction);
+    if (d === undefined) continue;
+    const k = key(c.obs.device, c.obs.port, direction, carried.flowId);
+    const had = moved.get(k);
+    moved.set(k, { flowId: carried.flowId, device: c.obs.device, port: c.obs.port, direction, packets: (had?.packets ?? 0) + d });
+  }
+  const durations = new Map(state.planner.allBindings().map((b) => [b.flow.id, b.grainDuration]));
+  const out: Sample[] = [];
+  for (const { domain, flow } of state.domains.flows()) {
+    const heads = headDelta(span.oldest, span.newest, domain, flow.id);
+    if (heads === undefined || heads <= 0 || flow.def === undefined) continue;
+    // measureFlow is linear in its rate: a headIndex advance gives the grains of that advance.
+    const grains = measureFlow(flow.def, durations.get(flow.id) ?? flow.audioBatch, heads).grainsPerSecond;
+    for (const f of moved.values()) {
+      if (f.flowId !== flow.id) continue;
+      out.push({ labels: { flow_id: f.flowId, domain, device: f.device, port: String(f.port), direction: f.direction }, value: f.packets / grains });
+    }
+  }
+  return out;
+}
+
+/** The ports' packet totals as the sampling tick read them, for the connections read that follows it. */
+export function portTotals(sampler: Sampler | undefined): TickReadings['ports'] {
+  const ports = new Map<string, PortTotals>();
+  for (const [k, p] of sampler?.ports ?? []) {
+    // The first packet counter of each direction, in the order measurements() prefers them.
+    const total = (direction: 'tx' | 'rx'): number | undefined => {
+      const c = p.counters.find((x) => x.series.spec.meaning?.quantity === 'packets' && x.series.spec.meaning.direction === direction && x.series.total !== undefined);
+      return c === undefined ? undefined : c.series.total! * c.series.spec.meaning!.scale;
+    };
+    ports.set(k, { tx: total('tx'), rx: total('rx') });
+  }
+  return ports;
+}
+
+function psnLive(state: ExporterState): Sample[] {
+  const m = state.connections;
+  if (!m) return [];
+  return [...groupBy(m.connections(), (c) => portKey(c.obs)).values()].flatMap((cs) => {
+    const { device, port } = cs[0]!.obs;
+    const live = m.psnLiveOf(device, port);
+    return live === undefined ? [] : [{ labels: { device, port: String(port) }, value: live }];
+  });
+}
+
+function ownerLabels(m: ConnectionMonitor | undefined, c: Connection): Labels {
+  const o = m?.ownerOf(c.key);
+  return { process: o?.process ?? c.obs.kernName ?? '', container: o?.container ?? '', flow_id: o?.carried?.flowId ?? '' };
+}
+
+interface FlowConnectionRate {
+  readonly flowId: string;
+  readonly domain: string;
+  readonly device: string;
+  readonly port: number;
+  readonly direction: 'tx' | 'rx';
+  /** Packets per second over the connections' last window. */
+  readonly rate: number;
+}
+
+/**
+ * Per flow, port and direction: the packets per second of the connections that carry it, over
+ * their last window; absent where the port's PSNs do not move (port_connection_psn_live 0) and
+ * for a connection without a window (first sight, restart, unread).
+ */
+function flowConnectionRates(m: ConnectionMonitor | undefined): FlowConnectionRate[] {
+  const out = new Map<string, FlowConnectionRate>();
+  for (const c of m?.connections() ?? []) {
+    const carried = m!.ownerOf(c.key)?.carried;
+    if (!c.present || c.window === undefined || c.window.ms <= 0 || carried === undefined) continue;
+    if (m!.psnLiveOf(c.obs.device, c.obs.port) === 0) continue;
+    const direction = windowDirection(c);
+    if (direction === undefined) continue;
+    const rate = ((direction === 'tx' ? c.window.sent : c.window.received) * 1000) / c.window.ms;
+    const k = key(c.obs.device, c.obs.port, direction, carried.flowId);
+    const had = out.get(k);
+    out.set(k, { flowId: carried.flowId, domain: carried.domain, device: c.obs.device, port: c.obs.port, direction, rate: (had?.rate ?? 0) + rate });
+  }
+  return [...out.values()];
+}
+
+/** The flow's predicted packets per second where it is bound on that port and direction, if it is. */
+function predictedPackets(state: ExporterState, f: FlowConnectionRate): number | undefined {
+  const plan = state.planner.plans(attrsLookup(state.sampler)).find((p) => p.port.device === f.device && p.port.port === f.port);
+  const fp = plan?.flows.find((x) => x.binding.flow.id === f.flowId && x.binding.direction === f.direction);
+  return fp?.prediction ? toNumber(fp.prediction.packetsPerSecond) : undefined;
+}
+
+/** The direction a carrying connection's packets count in: its own, or the busier side of `both`. */
+function windowDirection(c: Connection): 'tx' | 'rx' | undefined {
+  const dir = directionOf(c);
+  if (dir === 'tx' || dir === 'rx') return dir;
+  return dir === 'both' && c.window ? (c.window.sent >= c.window.received ? 'tx' : 'rx') : undefined;
+}
+
+interface ProcessRate {
+  readonly labels: Labels;
+  /** Packets per second of its unpaired connections there; undefined without a window (or PSNs that do not move). */
+  readonly measured: number | undefined;
+  /** Sum of the predicted packets per second of its unpaired flows bound there; undefined when none is. */
+  readonly predicted: number | undefined;
+}
+
+/**
+ * Per process compared as a whole (assign.ts sharedByProcess), per port and direction its
+ * unpaired connections run in: their packets per second against the predictions of its unpaired
+ * flows bound on that port and direction.
+ */
+function processRates(state: ExporterState): ProcessRate[] {
+  const m = state.connections;
+  if (!m) return [];
+  const now = new Map(m.connections().map((c) => [c.key, c]));
+  const out: ProcessRate[] = [];
+  for (const share of m.processShares()) {
+    const byPlace = new Map<string, { device: string; port: number; direction: 'tx' | 'rx'; rate: number | undefined; process: string }>();
+    for (const old of share.connections) {
+      const c = now.get(old.key);
+      const direction = c?.present ? windowDirection(c) : undefined;
+      if (c === undefined || direction === undefined) continue;
+      const k = key(c.obs.device, c.obs.port, direction);
+      const had = byPlace.get(k) ?? { device: c.obs.device, port: c.obs.port, direction, rate: undefined, process: m.ownerOf(c.key)?.process ?? '' };
+      const live = c.window !== undefined && c.window.ms > 0 && m.psnLiveOf(c.obs.device, c.obs.port) !== 0;
+      const rate = live ? ((direction === 'tx' ? c.window.sent : c.window.received) * 1000) / c.window.ms : undefined;
+      byPlace.set(k, { ...had, rate: rate === undefined ? had.rate : (had.rate ?? 0) + rate });
+    }
+    for (const p of byPlace.values()) {
+      const predictions = [...share.flows].flatMap(([flowId, domain]) => {
+        const v = predictedPackets(state, { flowId, domain, device: p.device, port: p.port, direction: p.direction, rate: 0 });
+        return v === undefined ? [] : [v];
+      });
+      out.push({
+        labels: { pid: String(share.pid), process: p.process, device: p.device, port: String(p.port), direction: p.direction },
+        measured: p.rate,
+        predicted: predictions.length === 0 ? undefined : predictions.reduce((a, b) => a + b, 0),
+      });
+    }
+  }
+  return out;
+}
+
+/** flow_drift_ratio's packets series: measured (connections) / predicted - 1; absent while either is unknown. */
+export function flowPacketDrift(state: ExporterState): Sample[] {
+  return flowConnectionRates(state.connections).flatMap((f) => {
+    const predicted = predictedPackets(state, f);
+    if (predicted === undefined || predicted <= 0) return [];
+    return [{
+      labels: { flow_id: f.flowId, domain: f.domain, device: f.device, port: String(f.port), direction: f.direction, quantity: 'packets' },
+      value: f.rate / predicted - 1,
+    }];
+  });
+}
+
+/** flow_binding_mismatch: each binding of a flow whose carrying connection runs elsewhere, once per place it runs. */
+function bindingMismatches(state: ExporterState): Sample[] {
+  const m = state.connections;
+  if (!m) return [];
+  const out = new Map<string, Sample>();
+  for (const v of bindingVerdicts(m.connections(), (k) => m.ownerOf(k), state.planner.allBindings())) {
+    if (v.agrees) continue;
+    const labels = {
+      flow_id: v.binding.flow.id, device: v.binding.device, port: String(v.binding.port), direction: v.binding.direction,
+      connection_device: v.connection.obs.device, connection_port: String(v.connection.obs.port), connection_direction: v.direction,
+    };
+    out.set(JSON.stringify(labels), { labels, value: 1 });
+  }
+  return [...out.values()];
+}
+
+export const CONNECTION_FAMILIES: readonly Family[] = [
+  { name: 'flow_measured_packets_per_second', help: 'Packets per second of the RDMA connections that carry a flow, from their PSNs over the last connections interval (source="connection").', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    flowConnectionRates(state.connections).map((f) => ({
+      labels: { flow_id: f.flowId, device: f.device, port: String(f.port), direction: f.direction, source: 'connection' }, value: f.rate,
+    })) },
+  { name: 'connection_info', help: 'An RDMA connection the kernel tracks (a QP, with its cm_id when it has one); always 1. process, container and flow_id are empty when unknown.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    present(state).map(({ c, labels }) => ({
+      labels: { ...labels, direction: directionOf(c), qp_type: c.obs.qpType, ...ownerLabels(state.connections, c) },
+      value: 1,
+    })) },
+  { name: 'connection_up', help: 'Whether the connection\'s QP is in RTS (1); 0 in any other state, or once it vanished (kept for a while).', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.present && c.obs.state === QP_UP_STATE ? 1 : 0 })) },
+  { name: 'connection_state', help: 'The connection\'s QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR); 1 for the current one.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    present(state).map(({ c, labels }) => ({ labels: { ...labels, state: c.obs.state }, value: 1 })) },
+  { name: 'connection_sent_packets_total', help: 'Packets the connection sent, from its sq_psn (24-bit, counted modulo 2^24 from the highest seen; from first sight).', type: 'counter', changes: 'tick', read: (_v, state) =>
+    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.sent.packets })) },
+  { name: 'connection_received_packets_total', help: 'Packets the connection received, from its rq_psn (RC/UC QPs only).', type: 'counter', changes: 'tick', read: (_v, state) =>
+    connectionSeries(state.connections).flatMap(({ c, labels }) => (c.received ? [{ labels, value: c.received.packets }] : [])) },
+  { name: 'connection_psn_rewinds_total', help: 'Reads that found a PSN (send or receive) behind the highest seen: retries, counted, never negative traffic.', type: 'counter', changes: 'tick', read: (_v, state) =>
+    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.sent.rewinds + (c.received?.rewinds ?? 0) })) },
+  { name: 'connection_restarts_total', help: 'Times the connection came back with a new QP number under the same identity (an endpoint restart).', type: 'counter', changes: 'tick', read: (_v, state) =>
+    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.restarts })) },
+  { name: 'process_measured_packets_per_second', help: 'Packets per second of a process\'s RDMA connections that no flow could be paired with (several flows, several connections one way), from their PSNs.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    processRates(state).flatMap((p) => (p.measured === undefined ? [] : [{ labels: p.labels, value: p.measured }])) },
+  { name: 'process_predicted_packets_per_second', help: 'Sum of the predicted packets per second of the flows such a process maps and no connection carries, where they are bound on the port and direction of its connections.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    processRates(state).flatMap((p) => (p.predicted === undefined ? [] : [{ labels: p.labels, value: p.predicted }])) },
+  { name: 'process_drift_ratio', help: 'process_measured_packets_per_second / process_predicted_packets_per_second - 1; absent while either is unknown.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    processRates(state).flatMap((p) => (p.measured === undefined || p.predicted === undefined || p.predicted <= 0 ? [] : [{ labels: p.labels, value: p.measured / p.predicted - 1 }])) },
+  { name: 'flow_binding_mismatch', help: 'A configured flow binding whose connection (the one that carries the flow) runs on another port or in the other direction; always 1, with where the connection runs.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    bindingMismatches(state) },
+  { name: 'port_connection_coverage_ratio', help: 'Packets the port\'s connections moved (PSNs) / the packets its counters counted, both between the same two ticks over the sampling window.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    coverage(state) },
+  { name: 'flow_connection_packets_per_grain', help: 'Packets the connections carrying a flow moved (PSNs) per grain the domain counted (headIndex; audio: per batch), both between the same two ticks over the sampling window.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    packetsPerGrain(state) },
+  { name: 'port_connection_psn_live', help: 'Whether the port\'s connections\' PSNs move with traffic (1), or stand still while the port counts packets (0: irdma); absent until known.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+    psnLive(state) },
+];

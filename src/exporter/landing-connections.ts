@@ -1,0 +1,72 @@
+/**
+ * The landing page's Connections section (README "Connections"): one row per RDMA connection the
+ * kernel tracks, with the flow it carries, its process, addresses, state, and its packets per
+ * second measured from PSNs beside the flow's prediction; plus why flows may be missing (no
+ * ptrace access to maps, unreadable tables).
+ */
+import { type Connection, directionOf } from '../model/connections.js';
+import { toNumber } from '../model/index.js';
+import { formatDecimal } from '../input/units.js';
+import { type Column, NONE, cell, esc, table } from './landing.js';
+import { attrsLookup, type ExporterState } from './view.js';
+
+interface Row {
+  readonly c: Connection;
+  readonly state: ExporterState;
+}
+
+const pps = (n: number | undefined): string => (n === undefined ? NONE : esc(formatDecimal(n, 'pkt/s')));
+
+function measured(c: Connection): number | undefined {
+  if (!c.present || c.window === undefined || c.window.ms <= 0) return undefined;
+  const d = directionOf(c);
+  if (d === '') return undefined;
+  return ((d === 'rx' ? c.window.received : c.window.sent) * 1000) / c.window.ms;
+}
+
+function predicted(state: ExporterState, c: Connection, flowId: string): number | undefined {
+  const d = directionOf(c);
+  const plan = state.planner.plans(attrsLookup(state.sampler)).find((p) => p.port.device === c.obs.device && p.port.port === c.obs.port);
+  const fp = plan?.flows.find((f) => f.binding.flow.id === flowId && f.binding.direction === (d === 'rx' ? 'rx' : 'tx'));
+  return fp?.prediction ? toNumber(fp.prediction.packetsPerSecond) : undefined;
+}
+
+const COLUMNS: readonly Column<Row>[] = [
+  { header: 'flow', title: 'the MXL flow the connection carries (its process maps it); empty when unknown', cell: ({ c, state }) => {
+    const id = state.connections?.ownerOf(c.key)?.carried?.flowId;
+    return cell(id ? `<code>${esc(id)}</code>` : NONE);
+  } },
+  { header: 'process', cell: ({ c, state }) => {
+    const o = state.connections?.ownerOf(c.key);
+    const name = o?.process || c.obs.kernName || '';
+    return cell(`${name ? esc(name) : NONE}<br><small>pid ${c.obs.pid === undefined ? '—' : esc(c.obs.pid)}${o?.container ? ` · ${esc(o.container.slice(0, 12))}` : ''}</small>`);
+  } },
+  { header: 'port', cell: ({ c }) => cell(esc(`${c.obs.device}/${c.obs.port}`)) },
+  { header: 'local → peer', cell: ({ c }) => cell(`${esc(c.obs.local)} → ${c.obs.peer ? esc(c.obs.peer) : NONE}<br><small>${esc(c.obs.qpType)} QP ${esc(c.obs.qpn)}${directionOf(c) ? ` · ${esc(directionOf(c))}` : ''}</small>`) },
+  { header: 'state', cell: ({ c }) => (c.present ? cell(esc(c.obs.state), c.obs.state === 'RTS' ? 'ok' : 'bad') : cell('gone', 'bad')) },
+  { header: 'measured vs predicted', title: 'packets per second from the PSNs over the last connections interval, and the flow\'s prediction', cell: ({ c, state }) => {
+    const id = state.connections?.ownerOf(c.key)?.carried?.flowId;
+    const p = id ? predicted(state, c, id) : undefined;
+    return cell(`${pps(measured(c))}<br><small>predicted ${pps(p)}</small>`);
+  } },
+];
+
+export function connectionsSection(state: ExporterState): string {
+  const m = state.connections;
+  if (!m) return '';
+  const notes: string[] = [];
+  const s = m.lastStatus;
+  if (s.error) notes.push(`Connections cannot be read: ${s.error}`);
+  if (s.mapsDenied) {
+    notes.push('Reading another user\'s /proc/PID/maps needs CAP_SYS_PTRACE (or the same uid): connections of such processes are shown without their MXL flow. ' +
+      `First refusal: ${s.mapsDenied}`);
+  }
+  const unbound = state.domains?.unbound() ?? [];
+  if (unbound.length > 0) {
+    notes.push(`Flows in bind: auto domains that no connection carries yet: ${unbound.map((u) => u.flowId).join(', ')} (their state and grains are still measured).`);
+  }
+  const rows = m.connections().map((c) => ({ c, state }));
+  return `<h2>Connections</h2>
+${notes.map((n) => `<p class="note">${esc(n)}</p>`).join('\n')}
+${table('connections', COLUMNS, rows, 'No RDMA connection is tracked by the kernel.')}`;
+}

@@ -1,0 +1,46 @@
+/**
+ * Packets from packet sequence numbers. A PSN is 24 bits (IBTA BTH; rxe BTH_PSN_MASK 0xffffff)
+ * and advances by one per packet a QP sends (sq_psn) or accepts (rq_psn), so the packets between
+ * two reads are the forward distance modulo 2^24, counted from the highest PSN seen: a retry
+ * moves the PSN back (rxe req_retry() sets req.psn to comp.psn) and the packets it resends are
+ * not new traffic. A backwards move is a rewind, counted, never negative traffic.
+ *
+ * "Forward" is the nearer way round: a distance of 2^23 or more is taken as a move backwards.
+ * A QP that sends 2^23 packets (8,388,608) between two reads would be read wrong; at 100 Gb/s
+ * with 4 KiB payloads that is about 2.8 s, so reads must come more often than that.
+ */
+const PSN_BITS = 24;
+export const PSN_MODULUS = 2 ** PSN_BITS;
+const HALF = PSN_MODULUS / 2;
+
+export interface PsnCount {
+  /** The highest PSN seen (modulo 2^24, in the forward sense). */
+  readonly highest: number;
+  /** Packets counted since the baseline. */
+  readonly packets: number;
+  /** Reads that found the PSN behind the highest. */
+  readonly rewinds: number;
+}
+
+/** First sight: the baseline, no packets. */
+export function psnBaseline(psn: number): PsnCount {
+  return { highest: psn % PSN_MODULUS, packets: 0, rewinds: 0 };
+}
+
+/** The forward distance from `from` to `to` modulo 2^24, or a negative one when `to` is behind. */
+export function psnDistance(from: number, to: number): number {
+  const d = (((to - from) % PSN_MODULUS) + PSN_MODULUS) % PSN_MODULUS;
+  return d >= HALF ? d - PSN_MODULUS : d;
+}
+
+export function psnAdvance(c: PsnCount, psn: number): PsnCount {
+  const d = psnDistance(c.highest, psn);
+  if (d > 0) return { highest: psn % PSN_MODULUS, packets: c.packets + d, rewinds: c.rewinds };
+  if (d < 0) return { ...c, rewinds: c.rewinds + 1 };
+  return c;
+}
+
+/** A new QP behind the same connection: its own PSN space, the counts go on from it. */
+export function psnRebase(c: PsnCount, psn: number): PsnCount {
+  return { highest: psn % PSN_MODULUS, packets: c.packets, rewinds: c.rewinds };
+}

@@ -1,0 +1,88 @@
+/**
+ * Counts read together: at each connections read (the daemon reads the ports, then the MXL
+ * domains, then the connection tables, in one sampling tick), the connections' packet counts,
+ * the ports' packet counters of that tick and the flows' headIndex read in the same reader
+ * request as the QP dumps. Ratios between them (coverage, packets per grain) are then deltas
+ * between two such snapshots: every term over the same pair of ticks, never a rate over one
+ * window divided by a rate over another. Under a loaded host the time between two reads of one
+ * tick varies (soft-RoCE in a TCG guest: up to ~0.4 s between the domains' read and the last
+ * device's dump), and that variation over a 60 s window was +0.7 % per grain: hence the
+ * headIndex and every device's PSNs in one request, read back to back by one reader thread.
+ * Pure: the caller says what was read and when.
+ */
+
+/** Packet totals of one port and direction as the tick read them. */
+export interface PortTotals {
+  readonly tx: number | undefined;
+  readonly rx: number | undefined;
+}
+
+/** What the ports and domains read in the tick of a connections read. */
+export interface TickReadings {
+  /** `device/port` -> packet counter totals (the port's preferred packet counters). */
+  readonly ports: ReadonlyMap<string, PortTotals>;
+  /** `domain\0flowId` -> headIndex (grains; samples for audio) as MXL wrote it, when the flow has committed. */
+  readonly heads: ReadonlyMap<string, number>;
+}
+
+/** A connection's packet totals at a snapshot. */
+interface ConnectionTotals {
+  readonly sent: number;
+  readonly received: number;
+}
+
+export interface Snapshot {
+  readonly atMs: number;
+  /** By connection key: the connections present at that read. */
+  readonly connections: ReadonlyMap<string, ConnectionTotals>;
+  readonly readings: TickReadings;
+}
+
+export const headKey = (domain: string, flowId: string): string => `${domain}\0${flowId}`;
+
+/** The snapshots of the last window, oldest first. */
+export class SameTickWindow {
+  private snapshots: Snapshot[] = [];
+
+  /** Adds the newest and forgets those older than `windowMs` before it. */
+  push(s: Snapshot, windowMs: number): void {
+    this.snapshots = [...this.snapshots.filter((o) => o.atMs >= s.atMs - windowMs && o.atMs < s.atMs), s];
+  }
+
+  /** Oldest and newest of the window; undefined until there are two. */
+  span(): { readonly oldest: Snapshot; readonly newest: Snapshot } | undefined {
+    const n = this.snapshots.length;
+    return n < 2 ? undefined : { oldest: this.snapshots[0]!, newest: this.snapshots[n - 1]! };
+  }
+
+  clear(): void {
+    this.snapshots = [];
+  }
+}
+
+/**
+ * Packets a connection moved between two snapshots in one direction. A connection first seen
+ * after `oldest` counts from its first sight (its baseline); one gone by `newest` counts nothing.
+ */
+export function connectionDelta(oldest: Snapshot, newest: Snapshot, key: string, direction: 'tx' | 'rx'): number | undefined {
+  const b = newest.connections.get(key);
+  if (b === undefined) return undefined;
+  const a = oldest.connections.get(key);
+  const pick = (t: ConnectionTotals | undefined): number => (t === undefined ? 0 : direction === 'tx' ? t.sent : t.received);
+  return Math.max(0, pick(b) - pick(a));
+}
+
+/** The port's packets between two snapshots; undefined when either did not read it. */
+export function portDelta(oldest: Snapshot, newest: Snapshot, port: string, direction: 'tx' | 'rx'): number | undefined {
+  const a = oldest.readings.ports.get(port)?.[direction];
+  const b = newest.readings.ports.get(port)?.[direction];
+  return a === undefined || b === undefined ? undefined : b - a;
+}
+
+/** headIndex advance between two snapshots; undefined when either has none for the flow. */
+export function headDelta(oldest: Snapshot, newest: Snapshot, domain: string, flowId: string): number | undefined {
+  const k = headKey(domain, flowId);
+  const a = oldest.readings.heads.get(k);
+  const b = newest.readings.heads.get(k);
+  return a === undefined || b === undefined ? undefined : b - a;
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { configProblems } from './problems.js';
+
+const problems = (text: string): string[] => configProblems('c.yaml', text);
+
+describe('connections config', () => {
+  it('is on by default, read on the sampling interval', () => {
+    expect(parseConfig('c.yaml', 'ports: []\n').connections).toEqual({ enabled: true, intervalMs: 1000 });
+    expect(parseConfig('c.yaml', 'sampling: { interval: 2s, window: 10s }\n').connections).toEqual({ enabled: true, intervalMs: 2000 });
+  });
+
+  it('takes enabled and its own interval', () => {
+    expect(parseConfig('c.yaml', 'connections: { enabled: false, interval: 5s }\n').connections).toEqual({ enabled: false, intervalMs: 5000 });
+  });
+
+  it('refuses unknown keys, intervals below 100 ms and non-booleans', () => {
+    const p = problems('connections: { enabled: maybe, interval: 50ms, every: 1s }\n').join('\n');
+    expect(p).toMatch(/connections\.every/);
+    expect(p).toMatch(/interval 50 ms is below the 100 ms minimum/);
+    expect(p).toMatch(/connections\.enabled/);
+  });
+});
+
+describe('peer: pins', () => {
+  const flow = 'flow: { id: 0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d04, label: d, format: "urn:x-nmos:format:data", tags: { "urn:x-nmos:tag:grouphint/v1.0": ["A:B"] }, media_type: video/smpte291, grain_rate: { numerator: 60 } }';
+  it('takes an IPv4 or bracketed IPv6 address:port on flows and domains, IPv6 as the labels print it', () => {
+    const c = parseConfig('c.yaml', `flows:\n  - { ${flow}, device: rxe0, direction: tx, peer: "10.99.0.2:1312" }\ndomains:\n  - { path: /dev/shm/mxl, device: rxe0, direction: rx, peer: "[FD00:0:0::2]:1313" }\n`);
+    expect(c.flows[0]!.peer).toBe('10.99.0.2:1312');
+    expect(c.domains[0]!.peer).toBe('[fd00::2]:1313');
+    expect(parseConfig('c.yaml', `flows:\n  - { ${flow}, device: rxe0, direction: tx }\n`).flows[0]!.peer).toBeUndefined();
+  });
+
+  it('refuses what is not an address:port', () => {
+    for (const bad of ['10.99.0.2', '10.99.0.256:1312', 'host:1312', '[fd00::2]:0', 'fd00::2:1312', '10.99.0.2:65536']) {
+      expect(problems(`domains:\n  - { path: /dev/shm/mxl, device: rxe0, direction: rx, peer: "${bad}" }\n`).join('\n')).toContain(`"${bad}" is not an address:port`);
+    }
+  });
+});
+
+describe('bind: auto on domains', () => {
+  it('needs no device, port or direction; given, they narrow where connections may bind its flows', () => {
+    const c = parseConfig('c.yaml', 'domains:\n  - { path: /dev/shm/mxl, bind: auto }\n  - { path: /dev/shm/mxl-rx, bind: auto, device: rxe1, direction: rx }\n');
+    expect(c.domains.map((d) => [d.path, d.bind, d.device, d.port, d.direction])).toEqual([
+      ['/dev/shm/mxl', 'auto', undefined, undefined, undefined],
+      ['/dev/shm/mxl-rx', 'auto', 'rxe1', 1, 'rx'],
+    ]);
+    expect(c.ports).toEqual([]); // no port implied: the connections say where
+  });
+
+  it('still needs device and direction without it, and refuses other bind values and a port without its device', () => {
+    expect(problems('domains:\n  - { path: /dev/shm/mxl }\n').join('\n')).toMatch(/device.*required|required.*device/);
+    expect(problems('domains:\n  - { path: /dev/shm/mxl, bind: manual }\n').join('\n')).toMatch(/bind/);
+    expect(problems('domains:\n  - { path: /dev/shm/mxl, bind: auto, port: 2 }\n').join('\n')).toContain('a port narrows bind: auto only with its device');
+  });
+});
+
+describe('the packaged default config (config/default.yaml)', () => {
+  it('names no port and no flow: every flow of /dev/shm/mxl is bound by its connection', async () => {
+    const { loadConfig } = await import('../../src/config/load.js');
+    const c = loadConfig(new URL('../../config/default.yaml', import.meta.url).pathname);
+    expect(c.ports).toEqual([]);
+    expect(c.flows).toEqual([]);
+    expect(c.domains.map((d) => [d.path, d.bind, d.device, d.direction])).toEqual([['/dev/shm/mxl', 'auto', undefined, undefined]]);
+    expect(c.connections.enabled).toBe(true);
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * A real Alertmanager (Debian prometheus-alertmanager) on loopback with the shipped
+ * deploy/alertmanager/alertmanager.yml, its receivers pointed at a webhook server the test runs
+ * and its timers shortened; the webhook keeps every notification it receives.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { ROOT, freePort } from './tools.js';
+
+export const ALERTMANAGER_YML = join(ROOT, 'deploy', 'alertmanager', 'alertmanager.yml');
+
+/** One alert of a webhook notification (Alertmanager's webhook payload, version 4). */
+export interface WebhookAlert { status: 'firing' | 'resolved'; labels: Record<string, string>; annotations: Record<string, string> }
+export interface Notification {
+  receiver: string;
+  status: 'firing' | 'resolved';
+  groupLabels: Record<string, string>;
+  commonLabels: Record<string, string>;
+  alerts: WebhookAlert[];
+}
+
+export interface Webhook { url: string; notifications: Notification[]; close(): Promise<void> }
+
+export async function startWebhook(): Promise<Webhook> {
+  const notifications: Notification[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        notifications.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Notification);
+      } catch { /* not a notification */ }
+      res.writeHead(200).end();
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${port}`, notifications, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+interface AmConfig {
+  route: Record<string, unknown>;
+  receivers: { name: string; webhook_configs?: { url: string }[] }[];
+}
+
+/** The shipped config with each receiver posting to `${webhook}/${receiver name}` and short timers. */
+export function testAlertmanagerConfig(webhook: string): string {
+  const doc = parse(readFileSync(ALERTMANAGER_YML, 'utf8')) as AmConfig;
+  Object.assign(doc.route, { group_wait: '1s', group_interval: '2s', repeat_interval: '1h' });
+  for (const r of doc.receivers) for (const w of r.webhook_configs ?? []) w.url = `${webhook}/${r.name}`;
+  return stringify(doc);
+}
+
+export interface Alertmanager { base: string; proc: ChildProcess; output: string[]; stop(): Promise<void> }
+
+export async function startAlertmanager(bin: string, dir: string, webhook: string): Promise<Alertmanager> {
+  writeFileSync(join(dir, 'alertmanager.yml'), testAlertmanagerConfig(webhook));
+  const port = await freePort();
+  const proc = spawn(bin, [`--config.file=${join(dir, 'alertmanager.yml')}`, `--storage.path=${join(dir, 'am-data')}`,
+    `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address=', '--log.level=warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  proc.stdout!.on('data', (d) => output.push(String(d)));
+  proc.stderr!.on('data', (d) => output.push(String(d)));
+  const base = `http://127.0.0.1:${port}`;
+  const stop = (): Promise<void> => new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
+    proc.once('exit', () => { clearTimeout(timer); resolve(); });
+    proc.kill('SIGTERM');
+  });
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/-/ready`)).ok) return { base, proc, output, stop };
+    } catch { /* starting */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await stop();
+  throw new Error(`alertmanager did not become ready\n${output.join('')}`);
+}
+
+/** What the test compares: receiver, group labels and the alerts' names and key labels, sorted. */
+export function summarize(n: Notification, keys: readonly string[] = ['instance', 'device', 'port', 'flow_id', 'direction']): string {
+  const group = Object.entries(n.groupLabels).sort().map(([k, v]) => `${k}=${v}`).join(',');
+  const alerts = n.alerts.map((a) => [a.labels.alertname, ...keys.filter((k) => a.labels[k] !== undefined).map((k) => `${k}=${a.labels[k]}`)].join(' ')).sort();
+  return `${n.receiver} ${n.status} {${group}} [${alerts.join('; ')}]`;
+}

@@ -1,0 +1,160 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectionMonitor } from '../../../src/sources/restrack/monitor.js';
+import { RestrackSource } from '../../../src/sources/restrack/source.js';
+import { BoundedReads } from '../../../src/reads/bounded.js';
+import { NetlinkUnavailable } from '../../../src/sources/netlink/index.js';
+import { FakeRestrackKernel } from './fake-kernel.js';
+import { ProcFixture, mapsLine } from '../procfs/fixture.js';
+import { processAndMaps } from '../../../src/sources/restrack/monitor.js';
+import { processReads } from '../../../src/sources/procfs/index.js';
+
+const FLOW = '5fbec3b1-1b0f-417d-9059-8b94a47197ed';
+
+let reader: BoundedReads | undefined;
+afterEach(() => reader?.close());
+
+function monitorOn(kernel: FakeRestrackKernel, logs: string[] = []): ConnectionMonitor {
+  reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+  const log = { warn: (_f: unknown, m: string) => logs.push(m), info: (_f: unknown, m: string) => logs.push(m) };
+  return new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: kernel.transport() })), log as never);
+}
+
+describe('the connection monitor', () => {
+  it('says a port\'s PSNs are dead when the port counts packets and no connection\'s PSN moves (irdma)', async () => {
+    const k = new FakeRestrackKernel();
+    k.device(0, 'irdma0', [{ lqpn: 7, sqPsn: 100, rqPsn: 5, pid: 1 }]);
+    const m = monitorOn(k);
+    const busy = (): number => 2000;
+    await m.tick(reader!, 0, busy);
+    expect(m.psnLiveOf('irdma0', 1)).toBeUndefined(); // first sight: no window yet
+    await m.tick(reader!, 1000, busy);
+    expect(m.psnLiveOf('irdma0', 1)).toBe(0);
+    k.qps.get('irdma0')![0]!.sqPsn = 160;
+    await m.tick(reader!, 2000, busy);
+    expect(m.psnLiveOf('irdma0', 1)).toBe(1);
+  });
+
+  it('decides nothing on an idle port (fewer than 1,000 packets in the window)', async () => {
+    const k = new FakeRestrackKernel();
+    k.device(0, 'irdma0', [{ lqpn: 7, sqPsn: 100, pid: 1 }]);
+    const m = monitorOn(k);
+    await m.tick(reader!, 0, () => 400);
+    await m.tick(reader!, 1000, () => 499);
+    expect(m.psnLiveOf('irdma0', 1)).toBeUndefined();
+  });
+
+  it('logs an unreadable source once, keeps the counts, and says when it reads again', async () => {
+    const k = new FakeRestrackKernel();
+    k.device(0, 'rxe0', [{ lqpn: 33, sqPsn: 100, pid: 1 }]);
+    let down = false;
+    const logs: string[] = [];
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const log = { warn: (_f: unknown, m: string) => logs.push(m), info: (_f: unknown, m: string) => logs.push(m) };
+    const m = new ConnectionMonitor(new RestrackSource(() => (down
+      ? { ok: false, error: new NetlinkUnavailable('family-unsupported', 93, 'no ib_core') }
+      : { ok: true, transport: k.transport() })), log as never);
+    await m.tick(reader, 0);
+    k.qps.get('rxe0')![0]!.sqPsn = 150;
+    await m.tick(reader, 1000);
+    down = true;
+    m['source'].abandon();
+    await m.tick(reader, 2000);
+    await m.tick(reader, 3000);
+    expect(m.lastStatus.error).toBe('RDMA netlink unavailable (family-unsupported): no ib_core');
+    expect(m.connections()[0]).toMatchObject({ sent: { packets: 50 }, window: undefined, present: true });
+    down = false;
+    m['source'].abandon();
+    k.qps.get('rxe0')![0]!.sqPsn = 170;
+    await m.tick(reader, 4000);
+    expect(m.connections()[0]).toMatchObject({ sent: { packets: 70 } });
+    expect(logs).toEqual(['connections cannot be read; their counts stand still (logged once)', 'connections read again']);
+  });
+});
+
+describe('the connection monitor and the processes behind connections', () => {
+  it('names the process, its container and the flow it maps from /proc (a fixture tree)', async () => {
+    const proc = ProcFixture.create();
+    const cid = 'c'.repeat(64);
+    proc.add({
+      pid: 202, comm: 'mxl-fabrics-dem', startTicks: 4242n, cgroup: `0::/system.slice/docker-${cid}.scope\n`,
+      maps: `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `/dev/shm/mxl-tx/${FLOW}.mxl-flow/grains/data.0`, inode: 12 })}\n`,
+    });
+    const k = new FakeRestrackKernel();
+    k.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 100, rqPsn: 5, pid: 202 }], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }]);
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const m = new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: k.transport() })), undefined, undefined,
+      { domainPaths: () => ['/dev/shm/mxl-tx'], pins: () => [], procRoot: proc.root });
+    try {
+      await m.tick(reader, 0);
+      const c = m.connections()[0]!;
+      expect(m.ownerOf(c.key)).toEqual({ process: 'mxl-fabrics-dem', container: cid, podUid: '', carried: { flowId: FLOW, domain: '/dev/shm/mxl-tx', how: 'only-flow' } });
+      proc.remove(202); // the process exits between two ticks: known no more, no flow guessed
+      await m.tick(reader, 1000);
+      expect(m.ownerOf(c.key)).toEqual({ process: '', container: '', podUid: '', carried: undefined });
+      expect(m.processOf(202)).toMatchObject({ ok: false, reason: 'gone' });
+    } finally {
+      proc.close();
+    }
+  });
+
+  it('places a process\'s unpaired flows where all its unpaired connections run, per process; nowhere when they run in two places', async () => {
+    const FLOW_2 = '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d21';
+    const proc = ProcFixture.create();
+    const maps = (dir: string): string => [FLOW, FLOW_2].map((f, i) =>
+      mapsLine(0x7f0000000000n + BigInt(i) * 0x1000n, 1, 'rw-s', { path: `${dir}/${f}.mxl-flow/grains/data.0`, inode: 12 + i })).join('\n') + '\n';
+    proc.add({ pid: 205, comm: 'sender', startTicks: 1n, maps: maps('/dev/shm/mxl') }); // two connections out of rxe0
+    proc.add({ pid: 206, comm: 'receiver', startTicks: 1n, maps: maps('/dev/shm/mxl') }); // two into rxe1
+    proc.add({ pid: 207, comm: 'split', startTicks: 1n, maps: maps('/dev/shm/mxl-b') }); // one out of rxe0, one out of rxe1
+    const k = new FakeRestrackKernel();
+    k.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 0, rqPsn: 0, pid: 205 }, { lqpn: 34, sqPsn: 0, rqPsn: 0, pid: 205 }, { lqpn: 37, sqPsn: 0, rqPsn: 0, pid: 207 }]);
+    k.device(4, 'rxe1', [{ lqpn: 35, sqPsn: 0, rqPsn: 0, pid: 206 }, { lqpn: 36, sqPsn: 0, rqPsn: 0, pid: 206 }, { lqpn: 38, sqPsn: 0, rqPsn: 0, pid: 207 }]);
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const m = new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: k.transport() })), undefined, undefined,
+      { domainPaths: () => ['/dev/shm/mxl', '/dev/shm/mxl-b'], pins: () => [], procRoot: proc.root });
+    try {
+      await m.tick(reader, 0);
+      expect(m.placements('/dev/shm/mxl', FLOW)).toEqual([]); // no PSN has moved yet
+      for (const q of k.qps.get('rxe0')!) q.sqPsn += 100;
+      for (const q of k.qps.get('rxe1')!) if (q.pid === 206) q.rqPsn! += 100; else q.sqPsn += 100;
+      await m.tick(reader, 1000);
+      for (const f of [FLOW, FLOW_2]) {
+        expect(m.placements('/dev/shm/mxl', f)).toEqual([{ device: 'rxe0', port: 1, direction: 'tx' }, { device: 'rxe1', port: 1, direction: 'rx' }]);
+        expect(m.placements('/dev/shm/mxl-b', f)).toEqual([]);
+      }
+      expect(m.processShares().map((s) => [s.pid, s.connections.length])).toEqual([[205, 2], [207, 2], [206, 2]]);
+    } finally {
+      proc.close();
+    }
+  });
+
+  it('says once that maps needs CAP_SYS_PTRACE, on the status too, and exports the connection without a flow', async () => {
+    const proc = ProcFixture.create();
+    proc.add({ pid: 202, comm: 'mxl-fabrics-dem', startTicks: 1n, maps: '' });
+    const k = new FakeRestrackKernel();
+    k.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 100, pid: 202 }, { lqpn: 34, sqPsn: 100, pid: 202 }]);
+    const logs: string[] = [];
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const log = { warn: (_f: unknown, msg: string) => logs.push(msg), info: (_f: unknown, msg: string) => logs.push(msg) };
+    // The kernel refuses another user's maps with EACCES (fs/proc/base.c proc_mem_open); as root
+    // in this test nothing is refused, so the maps read answers as the kernel would.
+    // eslint-disable-next-line require-yield
+    const denied: typeof processAndMaps = function* (root, pid) {
+      const process = yield* processReads(root, pid);
+      return { process, maps: { ok: false, reason: 'denied', detail: `EACCES: read '${root}/${pid}/maps'` } };
+    };
+    const m = new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: k.transport() })), log as never, undefined,
+      { domainPaths: () => ['/dev/shm/mxl-tx'], pins: () => [], procRoot: proc.root, processReads: denied });
+    try {
+      await m.tick(reader, 0);
+      await m.tick(reader, 1000);
+      expect(logs).toEqual(["reading another user's /proc/PID/maps needs CAP_SYS_PTRACE: connections of such processes are exported without their MXL flows (logged once)"]);
+      expect(m.lastStatus.mapsDenied).toBe(`EACCES: read '${proc.root}/202/maps'`);
+      expect(m.connections().map((c) => m.ownerOf(c.key))).toEqual([
+        { process: 'mxl-fabrics-dem', container: '', podUid: '', carried: undefined },
+        { process: 'mxl-fabrics-dem', container: '', podUid: '', carried: undefined },
+      ]);
+    } finally {
+      proc.close();
+    }
+  });
+});
