@@ -86,6 +86,16 @@ export function parseListenAddress(addr: string): { host: string | undefined; po
   return { host: host ? host : undefined, port };
 }
 
+/**
+ * How long an idle kept-alive connection stays open. Longer than a one-minute scrape interval, so
+ * Prometheus keeps one connection to the target across scrapes (as node_exporter's Go server,
+ * which has no idle timeout, lets it). Node starts this clock when the last byte of a response
+ * is handed to the kernel, not when the client has read it: at 5 s, a scraper still reading a
+ * large body (or one whose process was busy that long) sent its next request on a connection
+ * the server had closed ("socket hang up", seen in test/soak at 50 scrapers).
+ */
+const KEEP_ALIVE_IDLE_MS = 120_000;
+
 const SERVER_LIMITS = { maxHeaderSize: 16 * 1024, requestTimeout: 10_000, headersTimeout: 5_000, connectionsCheckingInterval: 1_000 } as const;
 
 export interface ListenOptions {
@@ -122,7 +132,7 @@ export function listen(app: express.Express, addr: string, opts: ListenOptions =
   } else {
     server = createServer(SERVER_LIMITS, handler);
   }
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = KEEP_ALIVE_IDLE_MS;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

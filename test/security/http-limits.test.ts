@@ -73,6 +73,15 @@ describe('request limits', () => {
     expect(reply).toMatch(/^HTTP\/1\.1 408 |^$/);
   }, 20_000);
 
+  it('a kept-alive connection idle past the old 5 s (and the extra 1 s Node gives it) is still served (a scraper still reading its last body, or between scrapes)', async () => {
+    const req = 'GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n';
+    const reply = await raw((s) => {
+      s.write(req);
+      setTimeout(() => s.write(req), 7_500); // Node closes at keepAliveTimeout + 1 s
+    }, 9_500);
+    expect(reply.match(/^HTTP\/1\.1 200 /gm)?.length).toBe(2);
+  }, 15_000);
+
   it('only documented routes and methods: other methods 405, other paths 404, traversal is just a path', async () => {
     const status = async (method: string, path: string): Promise<number> => (await fetch(`${run.base}${path}`, { method })).status;
     expect(await status('DELETE', '/metrics')).toBe(405);
