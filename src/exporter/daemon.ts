@@ -395,7 +395,7 @@ export class Daemon {
       const nowMs = this.nowMs();
       this.connectionsReadMs = nowMs;
       const sampler = this.sampler;
-      const together = afterPorts ? { ports: portTotals(sampler), heads: this.domains?.headJobs() ?? [], windowMs: this.config.sampling.windowMs } : undefined;
+      const together = afterPorts ? () => ({ ports: portTotals(sampler), heads: this.domains?.headJobs() ?? [], windowMs: this.config.sampling.windowMs }) : undefined;
       await monitor.tick(this.readerFor(this.config.sampling.intervalMs), nowMs, (device, port, direction) =>
         sampler?.measurements({ device, port }, direction, 'packets')[0]?.rate, together);
       // bind: auto: the flows go where their connections now run.

@@ -87,8 +87,11 @@ export class ConnectionMonitor {
     this.tracker = new ConnectionTracker(retainMs);
   }
 
-  /** One read of every device at `nowMs` (monotonic) on the bounded reader; `portPackets` decides whether PSNs are live. */
-  async tick(reader: BoundedReads, nowMs: number, portPackets?: PortPackets, together?: ReadTogether): Promise<void> {
+  /**
+   * One read of every device at `nowMs` (monotonic) on the bounded reader; `portPackets` decides
+   * whether PSNs are live. `together` is asked for only when the tables can be read.
+   */
+  async tick(reader: BoundedReads, nowMs: number, portPackets?: PortPackets, together?: () => ReadTogether): Promise<void> {
     const steps = this.steps(nowMs, portPackets, together);
     let step = steps.next();
     while (!step.done) step = steps.next(await reader.run(step.value));
@@ -101,20 +104,30 @@ export class ConnectionMonitor {
     while (!step.done) step = steps.next(step.value.map((j) => ({ kind: 'done', value: runSync(j.program) })));
   }
 
-  /** A tick as rounds of jobs: the restrack dumps, then the processes behind the connections. */
-  private *steps(nowMs: number, portPackets: PortPackets | undefined, together: ReadTogether | undefined): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
-    // The flows' headIndex in the same run, hence the same request, as the QP dumps.
-    const [o] = (yield [{ group: RESTRACK_GROUP, program: this.source.reads() }, ...(together?.heads ?? [])]) as readonly Outcome<RestrackRead>[];
-    this.ticks++;
-    if (o === undefined || o.kind !== 'done') {
-      if (o?.kind === 'blocked' || o?.kind === 'paused' || o?.kind === 'deferred') this.source.abandon();
-      const error = o === undefined ? 'not read' : o.kind === 'deferred' ? 'deferred: the reader gave this tick to other reads' : readErrorText(o.error);
-      this.failed(error);
-      this.tracker.update([], [], nowMs);
-      return;
+  /**
+   * A tick as rounds of jobs: the restrack dumps, then the processes behind the connections. A
+   * host without RDMA netlink costs a socket() a tick, nothing more.
+   */
+  private *steps(nowMs: number, portPackets: PortPackets | undefined, together: (() => ReadTogether) | undefined): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
+    const ready = this.source.ready();
+    if (!ready.ok) {
+      this.ticks++;
+      this.apply({ ok: false, error: ready.error.message }, nowMs, portPackets);
+    } else {
+      const t = together?.();
+      // The flows' headIndex in the same run, hence the same request, as the QP dumps.
+      const [o] = (yield [{ group: RESTRACK_GROUP, program: this.source.reads() }, ...(t?.heads ?? [])]) as readonly Outcome<RestrackRead>[];
+      this.ticks++;
+      if (o === undefined || o.kind !== 'done') {
+        if (o?.kind === 'blocked' || o?.kind === 'paused' || o?.kind === 'deferred') this.source.abandon();
+        const error = o === undefined ? 'not read' : o.kind === 'deferred' ? 'deferred: the reader gave this tick to other reads' : readErrorText(o.error);
+        this.failed(error);
+        this.tracker.update([], [], nowMs);
+        return;
+      }
+      const complete = this.apply(o.value, nowMs, portPackets);
+      if (complete && t) this.snapshot(nowMs, t);
     }
-    const complete = this.apply(o.value, nowMs, portPackets);
-    if (complete && together) this.snapshot(nowMs, together);
     if (this.flows) yield* this.readProcesses(this.flows);
   }
 
@@ -124,6 +137,13 @@ export class ConnectionMonitor {
    */
   private *readProcesses(flows: FlowJoinOptions): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
     const present = this.tracker.connections().filter((c) => c.present);
+    if (present.length === 0) {
+      this.processes = new Map();
+      this.owners = new Map();
+      this.shares = [];
+      this.status = { ...this.status, mapsDenied: this.mapsDenied };
+      return;
+    }
     const pids = [...new Set(present.flatMap((c) => (c.obs.pid === undefined ? [] : [c.obs.pid])))];
     const root = flows.procRoot ?? DEFAULT_PROC_ROOT;
     const paths = flows.domainPaths();

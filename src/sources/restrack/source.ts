@@ -65,6 +65,15 @@ export class RestrackSource {
   }
 
   /**
+   * Whether the next read has a socket: the one it has (replaced, when it must be, as the read
+   * runs: a thread given up inside recv() may still hold it), or one opened now; why not when
+   * none opens (a host without RDMA netlink).
+   */
+  ready(): TransportOpen {
+    return this.transport !== undefined && !this.closed ? { ok: true, transport: this.transport } : this.socket();
+  }
+
+  /**
    * Every device's two dumps. The socket is (re)opened here, when the reader runs the program.
    * The QP dumps, whose PSNs are the packet counts, go out together in one round with the device
    * list (for the devices of the last read; read again when the list changed): one request reads
