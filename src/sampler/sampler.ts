@@ -79,11 +79,16 @@ export interface SamplerOptions {
 export const defaultReadTimeoutMs = (intervalMs: number): number => Math.min(1000, Math.max(100, Math.floor(intervalMs / 2)));
 
 /**
- * Full port attributes (GID table, rate, MTU) and the port list every this many ticks. Every tick
- * reads what they change with (the state, the netdev MTU, the device list) and reads them again
- * at once when it does, so this is a safety net: the GID scan is most of a full read's cost.
+ * Each port's full attributes (GID table, rate, MTU) once every this many ticks, and the port
+ * list at the start of each such period. Every tick reads what they change with (the state, the
+ * netdev MTU, the device list) and reads them again at once when it does, so this is a safety
+ * net. The ports take turns (port i on the ticks where tick % 60 = i % 60): read all at once, the
+ * GID scans of 32 ports held the event loop ~38 ms in one turn on the bench tree.
  */
 const ATTRIBUTE_REFRESH_TICKS = 60;
+
+/** No port's attributes are due (the first tick read them all). */
+const NONE_DUE: ReadonlySet<SampledPort> = new Set();
 
 /** The group the port listing is blamed on when it blocks. */
 const INVENTORY = 'inventory';
@@ -217,40 +222,53 @@ export class Sampler {
     if (this.stopped) return;
     this.origin ??= at;
     const now = Number(at - this.origin);
-    const full = this.ticks % ATTRIBUTE_REFRESH_TICKS === 0;
-    if (full) yield* this.reconcile();
-    if (yield* this.readPorts([...this.ports.values()], now, !full)) {
+    const first = this.ticks === 0;
+    const phase = this.ticks % ATTRIBUTE_REFRESH_TICKS;
+    if (first) yield* this.reconcile();
+    else if (phase === 0) yield* this.reconcile(false);
+    const ports = [...this.ports.values()];
+    const due = first ? NONE_DUE : new Set(ports.filter((_, i) => i % ATTRIBUTE_REFRESH_TICKS === phase));
+    if (yield* this.readPorts(ports, now, !first, due)) {
       // A device came or went: the full listing now, and the new ports read in this tick.
       const before = new Set(this.ports.values());
-      yield* this.reconcile();
+      yield* this.reconcile(false);
       const added = [...this.ports.values()].filter((p) => !before.has(p));
-      if (added.length > 0) yield* this.readPorts(added, now, false);
+      if (added.length > 0) yield* this.readPorts(added, now, false, NONE_DUE);
     }
     this.ticks++;
   }
 
   /**
-   * One round for every port: its counter sets and, on the ticks between full refreshes
-   * (`light`), its state and whether the port list changed. Returns whether it did.
+   * One round for every port: its counter sets, and after the first tick (`light`) its state
+   * (its full attributes for a port `due` for them) and whether the port list changed. Returns
+   * whether it did.
    */
-  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean): Steps<boolean> {
+  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean, due: ReadonlySet<SampledPort>): Steps<boolean> {
     const jobs: Job<unknown>[] = [];
     const listed = light ? new Pending(INVENTORY, this.opts.inventory.listChangedReads(ports.map((p) => p.ref))) : undefined;
     if (listed) jobs.push(listed);
+    const inventory = this.opts.inventory;
     const reads = ports.map((p) => {
       const group = portKey(p.ref);
-      const state = light ? new Pending(group, this.opts.inventory.stateReads(p.ref)) : undefined;
+      const attrs = due.has(p) ? new Pending(group, inventory.attributeReads(p.ref)) : undefined;
+      const state = light && !attrs ? new Pending(group, inventory.stateReads(p.ref)) : undefined;
+      if (attrs) jobs.push(attrs);
       if (state) jobs.push(state);
       const sets = p.sets.map((set) => new Pending(group, set.reads()));
       jobs.push(...sets);
-      return { port: p, state, sets };
+      return { port: p, attrs, state, sets };
     });
     if (jobs.length === 0) return false;
     yield jobs;
     const changed: SampledPort[] = [];
     const stale = new Set<SampledPort>();
     const gone: SampledPort[] = [];
-    for (const { port: p, state, sets } of reads) {
+    for (const { port: p, attrs, state, sets } of reads) {
+      const a = attrs?.outcome;
+      if (a?.kind === 'done') {
+        if (a.value === undefined) gone.push(p);
+        else p.attrs = a.value;
+      }
       const o = state?.outcome;
       if (o?.kind === 'done') {
         const st = o.value;
@@ -271,15 +289,24 @@ export class Sampler {
     return l?.kind === 'done' && l.value;
   }
 
-  /** Lists ports, reads their attributes, adds ports that appeared and drops ports that vanished. */
-  private *reconcile(): Steps {
+  /**
+   * Lists ports, reads their attributes (the known ports' too unless `refreshKnown` is false:
+   * they keep their turn), adds ports that appeared and drops ports that vanished.
+   */
+  private *reconcile(refreshKnown = true): Steps {
     const listing = new Pending(INVENTORY, this.opts.inventory.listReads());
     yield [listing];
     const listed = listing.outcome;
     if (listed.kind !== 'done') return; // blocked or paused: keep what we know
-    const reads = listed.value.map((ref) => new Pending(portKey(ref), this.opts.inventory.attributeReads(ref)));
-    if (reads.length > 0) yield reads;
     const seen = new Set<string>();
+    const toRead = refreshKnown ? listed.value : listed.value.filter((ref) => {
+      const k = portKey(ref);
+      if (!this.ports.has(k)) return true;
+      seen.add(k);
+      return false;
+    });
+    const reads = toRead.map((ref) => new Pending(portKey(ref), this.opts.inventory.attributeReads(ref)));
+    if (reads.length > 0) yield reads;
     const added: PortAttributes[] = [];
     for (const read of reads) {
       const o = read.outcome;
