@@ -9,6 +9,9 @@
  *   node bench/lib/daemon-harness.mjs CONFIG SYSFS_TREE
  * It listens on 127.0.0.1 (a free port), sends {type: 'ready', port, startMs}, then answers
  * {cmd: 'reset'} (start a measurement window) and {cmd: 'report'} (send the window's numbers).
+ * {cmd: 'reset', eld: false} starts a window without the event-loop delay monitor: its 10 ms
+ * timer wakes the process 100 times a second, a cost of the measurement, not of the exporter
+ * (the steady-cost case's CPU windows; its delay is measured in a window of its own).
  * {cmd: 'reload'} reloads the config and reports how long it took and the longest event-loop stall.
  * {cmd: 'profile-start'} and {cmd: 'profile-stop', file} take a V8 CPU profile of just that window
  * (the same profiler `node --cpu-prof` drives, without the start-up and config load in it).
@@ -77,6 +80,8 @@ process.on('message', async (msg) => {
     fs.writeFileSync(msg.file, JSON.stringify(profile));
     process.send({ type: 'profile', file: msg.file });
   } else if (msg.cmd === 'reset') {
+    if (msg.eld === false) eld.disable();
+    else eld.enable();
     eld.reset();
     slices?.stop();
     slices = msg.trace ? traceSlices() : undefined;

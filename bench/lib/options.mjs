@@ -22,6 +22,8 @@ export const USAGE = `npm run bench -- [options]   (node bench/run.mjs)
   --quiet-budget S     how long the run may wait, in all, for other work on the machine (60)
   --steady S           steady CPU window (60)
   --steady-cost S      steady-cost window (30; at least 20)
+  --steady-warmup S    how long the daemon runs before the steady-cost window (60): its first
+                       window (3 s after start) is reported beside the steady one
   --only CASE,...      run these cases only: ${CASE_NAMES.join(', ')}
                        (--only steady-cost runs the steady-cost case and the C floor it is set beside)
   --out FILE           where the results go (bench/results.json)
@@ -32,11 +34,11 @@ function defaults(benchDir) {
   return {
     quick: false, build: true, profile: true, duration: 5, connections: 10, idle: 5, sequential: 3, tickSeconds: 1,
     floorSeconds: 1, rounds: 3, quietBudgetSeconds: 60, ports: [1, 8, 32], flows: [10, 100, 1000, 10000], out: path.join(benchDir, 'results.json'),
-    steadySeconds: 60, steadyCostSeconds: 30, only: undefined, help: false,
+    steadySeconds: 60, steadyCostSeconds: 30, steadyWarmupSeconds: 60, only: undefined, help: false,
   };
 }
 
-const QUICK = { quick: true, duration: 1, idle: 2, sequential: 1, tickSeconds: 0.5, floorSeconds: 0.3, rounds: 1, steadySeconds: 16, steadyCostSeconds: 20 };
+const QUICK = { quick: true, duration: 1, idle: 2, sequential: 1, tickSeconds: 0.5, floorSeconds: 0.3, rounds: 1, steadySeconds: 16, steadyCostSeconds: 20, steadyWarmupSeconds: 25 };
 
 const list = (v) => v.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
 
@@ -50,6 +52,7 @@ const VALUED = {
   '--out': (o, v) => (o.out = path.resolve(v)),
   '--steady': (o, v) => (o.steadySeconds = Number(v)),
   '--steady-cost': (o, v) => (o.steadyCostSeconds = Math.max(20, Number(v))),
+  '--steady-warmup': (o, v) => (o.steadyWarmupSeconds = Math.max(0, Number(v))),
   '--only': (o, v) => (o.only = v.split(',')),
 };
 
