@@ -276,15 +276,17 @@ export class Results {
     private readonly count: number,
     private readonly base = 0,
     private readonly lease: { readonly generation: number } = FOREVER,
+    /** The request's result words, shared by the views of its batches (slice()). */
+    words?: Int32Array,
   ) {
-    this.words = new Int32Array(out.buffer, out.byteOffset, count * 4);
+    this.words = words ?? new Int32Array(out.buffer, out.byteOffset, count * 4);
     this.dataStart = count * RESULT_BYTES;
     this.generation = lease.generation;
   }
 
-  /** The view of the ops starting at op `base` of this request. */
+  /** The view of the ops starting at op `base` of this request: no new typed array per batch. */
   slice(base: number): Results {
-    const r = new Results(this.out, this.count, this.base + base, this.lease);
+    const r = new Results(this.out, this.count, this.base + base, this.lease, this.words);
     r.u32 = this.data32(); // one view of the request's memory for all its batches
     return r;
   }
@@ -393,14 +395,21 @@ export class Results {
 
   stat(i: number): StatInfo | undefined {
     if (!this.ok(i)) return undefined;
-    const [s] = this.span(i);
-    const o = this.out;
-    return {
-      dev: Number(o.readBigUInt64LE(s)),
-      ino: Number(o.readBigUInt64LE(s + 8)),
-      mode: o.readUInt32LE(s + 16),
-      size: Number(o.readBigUInt64LE(s + 24)),
-    };
+    const s = this.start(i);
+    return { dev: this.u64At(s), ino: this.u64At(s + 8), mode: this.out.readUInt32LE(s + 16), size: this.u64At(s + 24) };
+  }
+
+  /** Whether op i read exactly `bytes` (a state file that did not change): nothing decoded. */
+  sameBytes(i: number, bytes: Uint8Array): boolean {
+    if (!this.ok(i)) return false;
+    const s = this.start(i);
+    const e = this.end(i);
+    return e - s === bytes.length && this.out.compare(bytes, 0, bytes.length, s, e) === 0;
+  }
+
+  /** A little-endian u64 as a number (exact below 2^53: dev, ino and sizes are), without a BigInt. */
+  private u64At(at: number): number {
+    return this.out.readUInt32LE(at + 4) * 0x1_0000_0000 + this.out.readUInt32LE(at);
   }
 }
 

@@ -99,6 +99,8 @@ interface Bound {
   /** The counters' state, in `specs` order; `series` are its views. */
   readonly block: SeriesBlock;
   readonly series: readonly CounterSeries[];
+  /** Counts counter i's failed read (made once here, not per tick). */
+  readonly onError: (i: number, error: ReadError) => void;
 }
 
 /**
@@ -401,8 +403,8 @@ export class Sampler {
     if (o.kind === 'deferred') return false; // the series keep their window until the next tick
     const read = o.kind === 'done' ? o.value : undefined;
     if (read?.kind === 'readings') {
-      const { block } = this.bindingOf(port, set, read.counters);
-      block.recordAll(now, window, read.readings, (i, error) => this.countError(port.ref, set.kind, block.specs[i]!.name, error, false));
+      const { block, onError } = this.bindingOf(port, set, read.counters);
+      block.recordAll(now, window, read.readings, onError);
       return false;
     }
     if (read?.kind === 'values') {
@@ -442,7 +444,8 @@ export class Sampler {
       const s = old.get(spec.name);
       if (s !== undefined && sameSpec(s.spec, spec)) block.adopt(j, s.block, s.index);
     });
-    const bound = { specs, block, series: specs.map((spec, j) => new CounterSeries(spec, block, j)) };
+    const onError = (i: number, error: ReadError): void => this.countError(port.ref, set.kind, block.specs[i]!.name, error, false);
+    const bound = { specs, block, series: specs.map((spec, j) => new CounterSeries(spec, block, j)), onError };
     this.bound.set(set, bound);
     port.counters = port.sets.flatMap((st) => (this.bound.get(st)?.series ?? []).map((s) => ({ source: st.kind, series: s })));
     return bound;

@@ -325,3 +325,24 @@ describe('without the native library', () => {
     expect(await r.run([{ group: 'p', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) }])).toEqual([{ kind: 'done', value: '9\n' }]);
   });
 });
+
+describe('Results decoding', () => {
+  it('stat gives what fstatat gives (dev, ino, mode, size as numbers), sameBytes compares without decoding', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'results-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'state');
+    fs.writeFileSync(file, '4: ACTIVE\n');
+    const fd = fs.openSync(file, 'r');
+    try {
+      const r = runDirect(new OpBatch([{ kind: 'stat', path: file }, { kind: 'pread', fd, offset: 0, max: 64 }]));
+      const st = fs.statSync(file, { bigint: true });
+      expect(r.stat(0)).toEqual({ dev: Number(st.dev), ino: Number(st.ino), mode: Number(st.mode), size: 10 });
+      expect(r.sameBytes(1, Buffer.from('4: ACTIVE\n'))).toBe(true);
+      expect(r.sameBytes(1, Buffer.from('1: DOWN\n'))).toBe(false);
+      expect(r.sameBytes(1, Buffer.from('4: ACTIVE'))).toBe(false);
+      expect(r.sameBytes(0, Buffer.alloc(0))).toBe(false); // not a read of bytes this long
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+});

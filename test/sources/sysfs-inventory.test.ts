@@ -105,6 +105,23 @@ describe('SysfsInventory changes and failures', () => {
     });
   });
 
+  it('state reads on kept descriptors: unchanged bytes give the same answer, every flip and MTU change is seen', () => {
+    const f = copy('rxe_6_1');
+    const inv = new SysfsInventory({ sysfsRoot: f.root });
+    const ref = { device: 'rxe0', port: 1 };
+    runSync(inv.attributeReads(ref));
+    const first = runSync(inv.stateReads(ref));
+    expect(first).toEqual({ state: 'ACTIVE', physState: 'LinkUp' });
+    expect(runSync(inv.stateReads(ref))).toBe(first); // nothing decoded again
+    f.setPortState('rxe0', 1, 'DOWN');
+    expect(runSync(inv.stateReads(ref))).toEqual({ state: 'DOWN', physState: 'Disabled' });
+    f.setPortState('rxe0', 1, 'ACTIVE');
+    expect(runSync(inv.stateReads(ref))).toEqual({ state: 'ACTIVE', physState: 'LinkUp' });
+    f.setNetdevMtu('veth0', 1500);
+    expect(runSync(inv.stateReads(ref))).toEqual({ state: 'ACTIVE', physState: 'LinkUp', attributesStale: true });
+    expect(runSync(inv.stateReads(ref))).toEqual({ state: 'ACTIVE', physState: 'LinkUp', attributesStale: true });
+  });
+
   it('a vanished device has no ports and no attributes; it comes back when re-added', () => {
     const f = copy('mlx5_roce');
     const inv = new SysfsInventory({ sysfsRoot: f.root });

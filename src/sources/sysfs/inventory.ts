@@ -42,6 +42,8 @@ interface HeldState {
   readonly ino: number;
   /** The netdev MTU text the last attribute read derived activeIbMtu from, when there is one. */
   readonly mtu: string | undefined;
+  /** The files' bytes at the last read and what they said: unchanged bytes are not decoded again. */
+  last?: { readonly bytes: readonly Uint8Array[]; readonly state: PortState };
 }
 
 export class SysfsInventory implements PortInventory {
@@ -212,9 +214,16 @@ export class SysfsInventory implements PortInventory {
       const now = yield* this.stateOf(ref, dir);
       return now && { ...now, recreated: true };
     }
+    const files = h.batch.length - 1;
+    if (h.last && h.last.bytes.every((b, k) => r.sameBytes(k + 1, b))) return h.last.state;
     const text = (i: number): string | undefined => (h.index[i]! < 0 ? undefined : r.text(h.index[i]!)?.trim());
-    const state = { state: parseNumberedName(text(0)) ?? 'unknown', physState: parseNumberedName(text(1)) };
-    return h.index.length > 2 && text(2) !== h.mtu ? { ...state, attributesStale: true } : state;
+    const now = { state: parseNumberedName(text(0)) ?? 'unknown', physState: parseNumberedName(text(1)) };
+    const state = h.index.length > 2 && text(2) !== h.mtu ? { ...now, attributesStale: true } : now;
+    let ok = true;
+    for (let k = 1; k <= files; k++) ok &&= r.ok(k);
+    // Only a read where every file answered is remembered: a failure is decoded every time.
+    h.last = ok ? { bytes: Array.from({ length: files }, (_, k) => Uint8Array.from(r.bytes(k + 1))), state } : undefined;
+    return state;
   }
 }
 
