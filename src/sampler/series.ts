@@ -44,6 +44,14 @@ export class SeriesBlock {
   private readonly count: Uint32Array;
   private readonly sumNs: Float64Array;
   private readonly sumDelta: Float64Array;
+  /**
+   * The time of the values being recorded and the start of the window, here rather than passed:
+   * a double handed to a call V8 does not inline is boxed, one allocation per value per tick.
+   */
+  private readonly clock = new Float64Array(2);
+  /** A single value's halves (record()), read by the same path as a set's readings. */
+  private readonly oneLow = new Uint32Array(1);
+  private readonly oneHigh = new Uint32Array(1);
 
   constructor(readonly specs: readonly CounterSpec[]) {
     const n = specs.length;
@@ -73,35 +81,48 @@ export class SeriesBlock {
    */
   recordAll(atNs: number, windowNs: number, r: CounterReadings, failed: (i: number, error: ReadError) => void): void {
     const { low, high, errors } = r;
+    this.clock[0] = atNs;
+    this.clock[1] = atNs - windowNs;
     for (let i = 0; i < this.specs.length; i++) {
       const error = errors[i];
-      if (error === undefined) this.record(i, atNs, low[i]!, high[i]!);
+      if (error === undefined) this.take(i, low, high, i);
       else {
         this.fail(i, error);
         failed(i, error);
       }
-      this.trim(i, atNs, windowNs);
+      this.forget(i);
     }
   }
 
   /** Counter i read (high * 2^32 + low) at `atNs`. */
   record(i: number, atNs: number, low: number, high: number): void {
+    this.clock[0] = atNs;
+    this.oneLow[0] = low;
+    this.oneHigh[0] = high;
+    this.take(i, this.oneLow, this.oneHigh, 0);
+  }
+
+  /** Counter i's value, entry k of `lows`/`highs`, read at clock[0]. */
+  private take(i: number, lows: Uint32Array, highs: Uint32Array, k: number): void {
     if (this.lastError[i] !== undefined) this.lastError[i] = undefined;
     const kind = this.kind[i]! as CounterKind;
+    const low = lows[k]!;
+    const high = highs[k]!;
+    const at = this.clock[0]!;
     if (this.hasLast[i] === 0) {
       this.hasLast[i] = 1;
       this.lastLow[i] = low;
       this.lastHigh[i] = high;
       if (Number.isNaN(this.total[i]!)) this.total[i] = high * 2 ** 32 + low;
       this.state[i] = isSaturatedHalves(kind, low, high) ? SATURATED_STATE : NEW;
-      this.lastAt[i] = atNs;
+      this.lastAt[i] = at;
       return;
     }
     const d = stepHalves(kind, this.lastLow[i]!, this.lastHigh[i]!, low, high);
     this.lastLow[i] = low;
     this.lastHigh[i] = high;
     if (d >= 0) {
-      this.push(i, atNs, atNs - this.lastAt[i]!, d);
+      this.pushAt(i, at - this.lastAt[i]!, d);
       this.total[i] = this.total[i]! + d;
       this.state[i] = OK;
     } else if (d === RESET) {
@@ -110,7 +131,7 @@ export class SeriesBlock {
     } else if (d === SATURATED) {
       this.state[i] = SATURATED_STATE;
     }
-    this.lastAt[i] = atNs;
+    this.lastAt[i] = at;
   }
 
   /** Counter i could not be read: no rate until it is read twice again. */
@@ -122,7 +143,13 @@ export class SeriesBlock {
 
   /** Forget counter i's intervals that began before the window. */
   trim(i: number, now: number, window: number): void {
-    const from = now - window;
+    this.clock[1] = now - window;
+    this.forget(i);
+  }
+
+  /** trim() from the window start in clock[1]. */
+  private forget(i: number): void {
+    const from = this.clock[1]!;
     const r = this.ring;
     const room = this.room;
     const base = i * room;
@@ -164,15 +191,17 @@ export class SeriesBlock {
     this.lastError[j] = from.lastError[i];
     for (let k = 0; k < from.count[i]!; k++) {
       const at = (i * from.room + ((from.head[i]! + k) % from.room)) * FIELDS;
-      this.push(j, from.ring[at]!, from.ring[at + 1]!, from.ring[at + 2]!);
+      this.clock[0] = from.ring[at]!;
+      this.pushAt(j, from.ring[at + 1]!, from.ring[at + 2]!);
     }
   }
 
-  private push(i: number, end: number, ns: number, delta: number): void {
+  /** An interval of `ns` ending at clock[0] in which counter i moved by `delta`. */
+  private pushAt(i: number, ns: number, delta: number): void {
     if (this.count[i] === this.room) this.grow();
     const room = this.room;
     const at = (i * room + ((this.head[i]! + this.count[i]!) % room)) * FIELDS;
-    this.ring[at] = end;
+    this.ring[at] = this.clock[0]!;
     this.ring[at + 1] = ns;
     this.ring[at + 2] = delta;
     this.count[i] = this.count[i]! + 1;

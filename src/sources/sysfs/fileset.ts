@@ -52,6 +52,8 @@ export class FileCounterSet implements PortCounterSet {
   private readonly high: Uint32Array;
   private readonly errors: (ReadError | undefined)[];
   private readonly readings: CounterReadings;
+  /** What every complete read answers: the same arrays, refilled. */
+  private readonly read: SetRead;
   private readsSinceStat = 0;
   private failed = false;
   private closed = false;
@@ -74,6 +76,7 @@ export class FileCounterSet implements PortCounterSet {
     this.high = new Uint32Array(files.length);
     this.errors = handles.map((h) => ('openError' in h ? h.openError : undefined));
     this.readings = { low: this.low, high: this.high, errors: this.errors };
+    this.read = { kind: 'readings', counters: this.counters, readings: this.readings };
     this.plain = new OpBatch(reads);
     this.withStat = new OpBatch([{ kind: 'stat', path: watchDir }, ...reads]);
   }
@@ -126,7 +129,7 @@ export class FileCounterSet implements PortCounterSet {
       }
     }
     this.failed = failed;
-    return { kind: 'readings', counters: this.counters, readings: this.readings };
+    return this.read;
   }
 
   close(): void {

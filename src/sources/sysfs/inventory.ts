@@ -96,7 +96,7 @@ export class SysfsInventory implements PortInventory {
 
   stateReads(ref: PortRef): ReadProgram<PortState | undefined> {
     const h = this.held.get(portKey(ref));
-    if (h) return this.stateOf(ref, h.dir);
+    if (h) return this.heldStateOf(ref, h);
     const dir = this.portDir(ref);
     return dir === undefined ? answer(undefined) : this.stateOf(ref, dir);
   }
@@ -182,49 +182,64 @@ export class SysfsInventory implements PortInventory {
     if (before?.netdev !== netdev || before?.mtu !== mtu) this.release(key);
   }
 
+  /** Opens the port's state files and keeps them (HeldState), then reads them. */
   private *stateOf(ref: PortRef, dir: string): ReadProgram<PortState | undefined> {
     const key = portKey(ref);
-    let h = this.held.get(key);
-    if (h === undefined) {
-      const watched = this.netdevMtu.get(key);
-      const files = [path.join(dir, 'state'), path.join(dir, 'phys_state'), ...(watched ? [path.join(netdevDir(this.root, watched.netdev), 'mtu')] : [])];
-      const opened = yield* read([{ kind: 'stat', path: dir }, ...files.map((f): Op => ({ kind: 'open', path: f, flags: OPEN_FLAGS }))]);
-      const fds = files.map((_, i) => opened.status(i + 1));
-      const st = opened.stat(0);
-      if (st === undefined || !isDirectoryMode(st.mode) || fds[0]! < 0) {
-        closeAll(fds.filter((fd) => fd >= 0));
-        return st !== undefined && isDirectoryMode(st.mode) ? { state: 'unknown', physState: undefined } : undefined;
-      }
-      // phys_state or the netdev's mtu may be missing: their reads are left out (-1).
-      const ops: Op[] = [{ kind: 'stat', path: dir }, ...fds.filter((fd) => fd >= 0).map((fd): Op => ({ kind: 'pread', fd, offset: 0, max: ATTR_BYTES }))];
-      let at = 1;
-      const index = fds.map((fd) => (fd >= 0 ? at++ : -1));
-      h = { dir, batch: new OpBatch(ops), fds: fds.filter((fd) => fd >= 0), index, ino: st.ino, mtu: watched?.mtu };
-      this.held.set(key, h);
+    const watched = this.netdevMtu.get(key);
+    const files = [path.join(dir, 'state'), path.join(dir, 'phys_state'), ...(watched ? [path.join(netdevDir(this.root, watched.netdev), 'mtu')] : [])];
+    const opened = yield* read([{ kind: 'stat', path: dir }, ...files.map((f): Op => ({ kind: 'open', path: f, flags: OPEN_FLAGS }))]);
+    const fds = files.map((_, i) => opened.status(i + 1));
+    const st = opened.stat(0);
+    if (st === undefined || !isDirectoryMode(st.mode) || fds[0]! < 0) {
+      closeAll(fds.filter((fd) => fd >= 0));
+      return st !== undefined && isDirectoryMode(st.mode) ? { state: 'unknown', physState: undefined } : undefined;
     }
+    // phys_state or the netdev's mtu may be missing: their reads are left out (-1).
+    const ops: Op[] = [{ kind: 'stat', path: dir }, ...fds.filter((fd) => fd >= 0).map((fd): Op => ({ kind: 'pread', fd, offset: 0, max: ATTR_BYTES }))];
+    let at = 1;
+    const index = fds.map((fd) => (fd >= 0 ? at++ : -1));
+    const h: HeldState = { dir, batch: new OpBatch(ops), fds: fds.filter((fd) => fd >= 0), index, ino: st.ino, mtu: watched?.mtu };
+    this.held.set(key, h);
+    return yield* this.heldStateOf(ref, h);
+  }
+
+  /** The state through the kept descriptors: the steady tick's read (a small generator: one per port per tick). */
+  private *heldStateOf(ref: PortRef, h: HeldState): ReadProgram<PortState | undefined> {
     const r: Results = yield h.batch;
     const st = r.stat(0);
     if (st === undefined || !isDirectoryMode(st.mode)) {
-      this.release(key);
+      this.release(portKey(ref));
       return undefined;
     }
     if (st.ino !== h.ino) {
       // Re-created (driver reload): the kept descriptors read the old files.
-      this.release(key);
-      const now = yield* this.stateOf(ref, dir);
+      this.release(portKey(ref));
+      const now = yield* this.stateOf(ref, h.dir);
       return now && { ...now, recreated: true };
     }
-    const files = h.batch.length - 1;
-    if (h.last && h.last.bytes.every((b, k) => r.sameBytes(k + 1, b))) return h.last.state;
-    const text = (i: number): string | undefined => (h.index[i]! < 0 ? undefined : r.text(h.index[i]!)?.trim());
-    const now = { state: parseNumberedName(text(0)) ?? 'unknown', physState: parseNumberedName(text(1)) };
-    const state = h.index.length > 2 && text(2) !== h.mtu ? { ...now, attributesStale: true } : now;
-    let ok = true;
-    for (let k = 1; k <= files; k++) ok &&= r.ok(k);
-    // Only a read where every file answered is remembered: a failure is decoded every time.
-    h.last = ok ? { bytes: Array.from({ length: files }, (_, k) => Uint8Array.from(r.bytes(k + 1))), state } : undefined;
-    return state;
+    return unchanged(r, h) ? h.last!.state : decodeState(r, h);
   }
+}
+
+/** Whether the kept files read the same bytes as last time (then their state stands). */
+function unchanged(r: Results, h: HeldState): boolean {
+  const last = h.last;
+  if (last === undefined) return false;
+  for (let k = 0; k < last.bytes.length; k++) if (!r.sameBytes(k + 1, last.bytes[k]!)) return false;
+  return true;
+}
+
+/** The state the kept files say, remembered with their bytes when every file answered. */
+function decodeState(r: Results, h: HeldState): PortState {
+  const files = h.batch.length - 1;
+  const text = (i: number): string | undefined => (h.index[i]! < 0 ? undefined : r.text(h.index[i]!)?.trim());
+  const now = { state: parseNumberedName(text(0)) ?? 'unknown', physState: parseNumberedName(text(1)) };
+  const state = h.index.length > 2 && text(2) !== h.mtu ? { ...now, attributesStale: true } : now;
+  let ok = true;
+  for (let k = 1; k <= files; k++) ok &&= r.ok(k);
+  // A failure is decoded every time, never remembered.
+  h.last = ok ? { bytes: Array.from({ length: files }, (_, k) => Uint8Array.from(r.bytes(k + 1))), state } : undefined;
+  return state;
 }
 
 /** sysfs has no active_mtu file; derive it from the netdev MTU as the driver does. */
