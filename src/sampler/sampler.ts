@@ -87,9 +87,6 @@ export const defaultReadTimeoutMs = (intervalMs: number): number => Math.min(100
  */
 const ATTRIBUTE_REFRESH_TICKS = 60;
 
-/** No port's attributes are due (the first tick read them all). */
-const NONE_DUE: ReadonlySet<SampledPort> = new Set();
-
 /** The group the port listing is blamed on when it blocks. */
 const INVENTORY = 'inventory';
 
@@ -229,48 +226,41 @@ export class Sampler {
     if (first) yield* this.reconcile();
     else if (phase === 0) yield* this.reconcile(false);
     const ports = [...this.ports.values()];
-    const due = first ? NONE_DUE : new Set(ports.filter((_, i) => i % ATTRIBUTE_REFRESH_TICKS === phase));
-    if (yield* this.readPorts(ports, now, !first, due)) {
+    if (yield* this.readPorts(ports, now, !first)) {
       // A device came or went: the full listing now, and the new ports read in this tick.
       const before = new Set(this.ports.values());
       yield* this.reconcile(false);
       const added = [...this.ports.values()].filter((p) => !before.has(p));
-      if (added.length > 0) yield* this.readPorts(added, now, false, NONE_DUE);
+      if (added.length > 0) yield* this.readPorts(added, now, false);
     }
+    // In rounds of their own: the counters' request stays the same tick after tick (its encoding is kept).
+    const due = first ? [] : ports.filter((p, i) => i % ATTRIBUTE_REFRESH_TICKS === phase && this.ports.get(portKey(p.ref)) === p);
+    if (due.length > 0) yield* this.refreshAttributes(due);
     this.ticks++;
   }
 
   /**
-   * One round for every port: its counter sets, and after the first tick (`light`) its state
-   * (its full attributes for a port `due` for them) and whether the port list changed. Returns
-   * whether it did.
+   * One round for every port: its counter sets and, after the first tick (`light`), its state
+   * and whether the port list changed. Returns whether it did.
    */
-  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean, due: ReadonlySet<SampledPort>): Steps<boolean> {
+  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean): Steps<boolean> {
     const jobs: Job<unknown>[] = [];
     const listed = light ? new Pending(INVENTORY, this.opts.inventory.listChangedReads(ports.map((p) => p.ref))) : undefined;
     if (listed) jobs.push(listed);
-    const inventory = this.opts.inventory;
     const reads = ports.map((p) => {
       const group = portKey(p.ref);
-      const attrs = due.has(p) ? new Pending(group, inventory.attributeReads(p.ref)) : undefined;
-      const state = light && !attrs ? new Pending(group, inventory.stateReads(p.ref)) : undefined;
-      if (attrs) jobs.push(attrs);
+      const state = light ? new Pending(group, this.opts.inventory.stateReads(p.ref)) : undefined;
       if (state) jobs.push(state);
       const sets = p.sets.map((set) => new Pending(group, set.reads()));
       jobs.push(...sets);
-      return { port: p, attrs, state, sets };
+      return { port: p, state, sets };
     });
     if (jobs.length === 0) return false;
     yield jobs;
     const changed: SampledPort[] = [];
     const stale = new Set<SampledPort>();
     const gone: SampledPort[] = [];
-    for (const { port: p, attrs, state, sets } of reads) {
-      const a = attrs?.outcome;
-      if (a?.kind === 'done') {
-        if (a.value === undefined) gone.push(p);
-        else p.attrs = a.value;
-      }
+    for (const { port: p, state, sets } of reads) {
       const o = state?.outcome;
       if (o?.kind === 'done') {
         const st = o.value;
