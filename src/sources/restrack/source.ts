@@ -40,6 +40,8 @@ export type TransportOpen =
   | { readonly ok: true; readonly transport: NetlinkTransport }
   | { readonly ok: false; readonly error: NetlinkUnavailable };
 
+/** How long a kernel without RDMA netlink is taken at its word before socket() is tried again. */
+const ABSENT_RETRY_MS = 30_000;
 const FIRST_ROOM_BYTES = 256 * 1024;
 const MAX_ROOM_BYTES = 16 * 1024 * 1024;
 const ENOBUFS = ERRNO.ENOBUFS;
@@ -56,12 +58,18 @@ export class RestrackSource {
   /** The devices of the last device list: their QP dumps go out with the next one. */
   private known: RdmaDeviceInfo[] = [];
   private closed = false;
+  /** Why no socket opened, and until when (monotonic ms) that answer stands. */
+  private unavailable: { readonly error: NetlinkUnavailable; readonly untilMs: number } | undefined;
 
-  constructor(private readonly open: () => TransportOpen) {}
+  constructor(
+    private readonly open: () => TransportOpen,
+    private readonly nowMs: () => number = () => performance.now(),
+  ) {}
 
   /** The bounded reader gave up on a read of this source: its socket is replaced before the next. */
   abandon(): void {
     this.dirty = true;
+    this.unavailable = undefined;
   }
 
   /**
@@ -149,8 +157,12 @@ export class RestrackSource {
     this.transport?.close();
     this.transport = undefined;
     this.dirty = false;
+    const now = this.nowMs();
+    if (this.unavailable !== undefined && now < this.unavailable.untilMs) return { ok: false, error: this.unavailable.error };
     const opened = this.open();
     if (opened.ok) this.transport = opened.transport;
+    // A kernel without RDMA netlink (no ib_core) is asked again now and then, not every tick.
+    this.unavailable = opened.ok || opened.error.reason !== 'family-unsupported' ? undefined : { error: opened.error, untilMs: now + ABSENT_RETRY_MS };
     return opened;
   }
 

@@ -13,6 +13,7 @@ import {
   sockAddrText,
 } from '../../../src/sources/netlink/index.js';
 import { RestrackSource } from '../../../src/sources/restrack/source.js';
+import { NetlinkUnavailable } from '../../../src/sources/netlink/socket.js';
 import { BoundedReads } from '../../../src/reads/bounded.js';
 import { type ReadProgram, read, runSync } from '../../../src/reads/program.js';
 import { runDirect } from '../../../src/reads/direct.js';
@@ -192,6 +193,36 @@ describe('the restrack source over a socket', () => {
     const r = runSync(source.reads());
     if (!r.ok) throw new Error(r.error);
     expect(r.devices.map((d) => (d.ok ? [d.device, d.qps.entries[0]?.sqPsn] : d.error))).toEqual([['rxe0', 100], ['rxe1', 200], ['rxe2', 300]]);
+  });
+
+  it('a kernel without RDMA netlink is asked again every 30 s, not every read; a permission error every read', () => {
+    let now = 0;
+    let opens = 0;
+    const absent = new RestrackSource(() => {
+      opens++;
+      return { ok: false, error: new NetlinkUnavailable('family-unsupported', 93, 'no ib_core') };
+    }, () => now);
+    const error = 'RDMA netlink unavailable (family-unsupported): no ib_core';
+    expect(runSync(absent.reads())).toEqual({ ok: false, error });
+    now = 29_999;
+    expect(absent.ready().ok).toBe(false);
+    expect(runSync(absent.reads())).toEqual({ ok: false, error });
+    expect(opens).toBe(1);
+    now = 30_000;
+    expect(runSync(absent.reads())).toEqual({ ok: false, error });
+    expect(opens).toBe(2);
+    absent.abandon(); // the socket is to be replaced: asked again at once
+    absent.ready();
+    expect(opens).toBe(3);
+
+    let denied = 0;
+    const eperm = new RestrackSource(() => {
+      denied++;
+      return { ok: false, error: new NetlinkUnavailable('permission-denied', 1, 'EPERM') };
+    }, () => 0);
+    runSync(eperm.reads());
+    runSync(eperm.reads());
+    expect(denied).toBe(2);
   });
 
   it('makes a dump that ends in an error that device’s error, the other devices read', () => {
