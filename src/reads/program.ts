@@ -26,6 +26,63 @@ export function* answer<T>(value: T): ReadProgram<T> {
   return value;
 }
 
+/**
+ * A one-round program its owner keeps and restarts (start()) for every read: it yields the
+ * batch, then returns what `decode` makes of the results. A counter set reads every tick, and a
+ * generator per read was ~300 bytes of garbage, a hundred a tick on 32 ports. The step objects
+ * are reused too: whoever calls next() reads them at once, as the reader and yield* do. One
+ * read at a time: the sampler's ticks never overlap.
+ */
+export class OneRound<T> implements ReadProgram<T> {
+  private batch: OpBatch | undefined;
+  private yielded = false;
+  private readonly pending: { done: false; value: OpBatch };
+  private readonly finished: { done: true; value: T | undefined } = { done: true, value: undefined };
+
+  constructor(private readonly decode: (r: Results) => T) {
+    this.pending = { done: false, value: new OpBatch([]) };
+  }
+
+  /** This program, ready to read `batch` once. */
+  start(batch: OpBatch): this {
+    this.batch = batch;
+    this.yielded = false;
+    return this;
+  }
+
+  next(...args: [] | [Results]): IteratorResult<OpBatch, T> {
+    const batch = this.batch;
+    if (batch !== undefined && !this.yielded) {
+      this.yielded = true;
+      this.pending.value = batch;
+      return this.pending;
+    }
+    this.batch = undefined;
+    const r = args[0];
+    return this.end(batch !== undefined && r !== undefined ? this.decode(r) : undefined);
+  }
+
+  return(value: T): IteratorResult<OpBatch, T> {
+    this.batch = undefined;
+    return this.end(value);
+  }
+
+  throw(e: unknown): IteratorResult<OpBatch, T> {
+    this.batch = undefined;
+    throw e;
+  }
+
+  [Symbol.iterator](): this {
+    return this;
+  }
+
+  /** The end step; its value is undefined only for a program ended before it ran (as a generator's is). */
+  private end(value: T | undefined): IteratorResult<OpBatch, T> {
+    this.finished.value = value;
+    return this.finished as IteratorResult<OpBatch, T>;
+  }
+}
+
 /** One round of ops; the results come back in op order. */
 export function* read(ops: readonly Op[] | OpBatch): Generator<OpBatch, Results, Results> {
   return yield ops instanceof OpBatch ? ops : new OpBatch(ops);

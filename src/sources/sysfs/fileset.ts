@@ -8,8 +8,8 @@
 import { closeSync } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
 import type { CounterReadings, CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef, SetRead } from '../types.js';
-import { NOT_A_COUNTER, type Op, OpBatch, isDirectoryMode } from '../../reads/ops.js';
-import { type ReadProgram, read } from '../../reads/program.js';
+import { NOT_A_COUNTER, type Op, OpBatch, type Results, isDirectoryMode } from '../../reads/ops.js';
+import { OneRound, type ReadProgram, answer, read } from '../../reads/program.js';
 import type { ReadError } from '../../reads/errors.js';
 
 export interface CounterFile {
@@ -55,6 +55,9 @@ export class FileCounterSet implements PortCounterSet {
   /** What every complete read answers: the same arrays, refilled. */
   private readonly read: SetRead;
   private readsSinceStat = 0;
+  /** Whether the read under way has the directory's stat first. */
+  private statThisRead = false;
+  private readonly program = new OneRound<SetRead>((r) => this.decode(r));
   private failed = false;
   private closed = false;
 
@@ -98,11 +101,17 @@ export class FileCounterSet implements PortCounterSet {
 
 
   /** `checkDir`: stat the watched directory on this read whatever the count says. */
-  *reads(checkDir = false): ReadProgram<SetRead> {
-    if (this.closed) return { kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) };
+  reads(checkDir = false): ReadProgram<SetRead> {
+    if (this.closed) return answer({ kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) });
     const stat = checkDir || this.failed || this.readsSinceStat === 0 || this.plain.length === 0;
     this.readsSinceStat = (this.readsSinceStat + 1) % STAT_EVERY;
-    const r = yield stat ? this.withStat : this.plain;
+    this.statThisRead = stat;
+    return this.program.start(stat ? this.withStat : this.plain);
+  }
+
+  /** The values of one read, into the set's arrays. */
+  private decode(r: Results): SetRead {
+    const stat = this.statThisRead;
     if (stat) {
       // An fd on a deleted regular file keeps returning its old content, and a re-created
       // directory means the fds point at the old files.
