@@ -134,6 +134,8 @@ export class BoundedReads {
   timeouts = 0;
   /** Reader threads that died, since start. */
   threadsLost = 0;
+  /** Requests encoded rather than found among the kept encodings, since start. */
+  encoded = 0;
   private readonly threads: ReaderThreads | undefined;
   private readonly blocked = new Map<string, Blocked>();
   /** Groups whose last read completed. */
@@ -384,15 +386,26 @@ export class BoundedReads {
   /**
    * Requests of the same batches (by identity) reuse their encoding: the steady tick is no copy.
    * A few are kept, as the sampler's and the connections' requests take turns on one reader.
+   * Only a request made wholly of batches sent before is kept: the one-off requests of a port's
+   * attribute refresh (three or four a tick) pushed the tick's 90 KB request out every time.
    */
   private encode(batches: readonly OpBatch[]): Encoding {
     const same = (e: Encoding): boolean => e.batches.length === batches.length && e.batches.every((b, i) => b === batches[i]);
     const k = this.encodings.findIndex(same);
-    const e = k >= 0 ? this.encodings.splice(k, 1)[0]! : { batches, ...concat(batches) };
+    if (k >= 0) {
+      const kept = this.encodings.splice(k, 1)[0]!;
+      this.encodings.unshift(kept);
+      return kept;
+    }
+    const reused = batches.every((b) => b.reused);
+    this.encoded++;
+    const e = { batches, ...concat(batches) };
+    if (!reused) return e;
     this.encodings.unshift(e);
     if (this.encodings.length > KEEP_ENCODINGS) this.encodings.pop();
     return e;
   }
+
 
   private event(event: ReaderEvent, id: number): void {
     if (event === 'done' || event === 'crashed') {

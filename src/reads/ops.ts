@@ -142,6 +142,14 @@ export class OpBatch {
     return this.ops.length;
   }
 
+  /**
+   * Whether this batch was encoded before: its owner keeps it and reads with it again (a counter
+   * set, a port's held state), unlike the one-off batches of a listing or an attribute read.
+   */
+  get reused(): boolean {
+    return this.encoded !== undefined;
+  }
+
   /** Op records (in_off relative to this batch's own inputs) and the inputs. */
   encoding(): { readonly ops: Buffer; readonly inputs: Buffer } {
     if (this.encoded) return this.encoded;

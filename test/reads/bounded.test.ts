@@ -186,6 +186,32 @@ describe('ops', () => {
   });
 });
 
+describe.runIf(native)('request encodings', () => {
+  it('keeps the steady request encoded while one-off requests come and go between its runs', async () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'counter'), '7\n');
+    const fd = fs.openSync(path.join(d, 'counter'), 'r');
+    try {
+      const r = reader();
+      // A counter set's kept batch, read every tick.
+      const steady = new OpBatch([{ kind: 'pread', fd, offset: 0, max: 32 }]);
+      function* tick(): ReadProgram<string | undefined> {
+        return (yield steady).text(0);
+      }
+      const oneOff = (): Job<string | undefined> => ({ group: 'g', program: textOf({ kind: 'readFile', path: path.join(d, 'counter'), max: 8 }) });
+      await r.run([{ group: 'g', program: tick() }]);
+      await r.run([{ group: 'g', program: tick() }]);
+      expect(r.encoded).toBe(2); // the first time its batch is new: not kept; the second, kept
+      for (let i = 0; i < 6; i++) expect(await r.run([oneOff()])).toEqual([{ kind: 'done', value: '7\n' }]);
+      expect(r.encoded).toBe(8);
+      expect(await r.run([{ group: 'g', program: tick() }])).toEqual([{ kind: 'done', value: '7\n' }]);
+      expect(r.encoded).toBe(8);
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+});
+
 describe('program combinators', () => {
   it('all() runs several programs as one batch per round and answers in program order', () => {
     const d = tmp();
