@@ -122,6 +122,28 @@ describe('SysfsInventory changes and failures', () => {
     expect(runSync(inv.stateReads(ref))).toEqual({ state: 'ACTIVE', physState: 'LinkUp', attributesStale: true });
   });
 
+  it('a refresh reads the GID types again through the table it listed once; a re-created port directory is listed again', () => {
+    const f = copy('mlx5_roce');
+    const inv = new SysfsInventory({ sysfsRoot: f.root });
+    const ref = { device: 'mlx5_0', port: 1 };
+    const types = (i: number): string => f.portPath('mlx5_0', 1, 'gid_attrs', 'types', String(i));
+    expect(runSync(inv.attributeReads(ref))?.gidTypes).toEqual(['IB/RoCE v1', 'RoCE v2']);
+    for (const i of [1, 3, 5, 7]) fs.writeFileSync(types(i), 'IB/RoCE v1\n');
+    expect(runSync(inv.attributeReads(ref))?.gidTypes).toEqual(['IB/RoCE v1']);
+    // The kernel never adds an entry to a live port's table (setup_gid_attrs()): an entry that
+    // appears in the same directory is not looked for.
+    const extra = fs.readdirSync(path.dirname(types(0))).length;
+    fs.writeFileSync(types(extra), 'RoCE v2\n');
+    expect(runSync(inv.attributeReads(ref))?.gidTypes).toEqual(['IB/RoCE v1']);
+    // The port re-created (a driver reload): the old directory is kept until the copy exists, so
+    // the new one cannot get its inode number back.
+    const dir = f.portPath('mlx5_0', 1);
+    fs.renameSync(dir, `${dir}.old`);
+    fs.cpSync(`${dir}.old`, dir, { recursive: true });
+    fs.rmSync(`${dir}.old`, { recursive: true });
+    expect(runSync(inv.attributeReads(ref))?.gidTypes).toEqual(['IB/RoCE v1', 'RoCE v2']);
+  });
+
   it('a vanished device has no ports and no attributes; it comes back when re-added', () => {
     const f = copy('mlx5_roce');
     const inv = new SysfsInventory({ sysfsRoot: f.root });

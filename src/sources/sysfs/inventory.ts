@@ -31,6 +31,27 @@ const LARGE_DIR_BYTES = 4 * 1024 * 1024;
 const NDEV_CHUNK = 4;
 /** Port attribute files are one short line (rate_show(), gid_attr_type's "RoCE v2"...). */
 const ATTR_BYTES = 256;
+/** Where the first attribute round has its gid_attrs/types listing (last, when it has one). */
+const LISTING = 7;
+/** Scan batches a plan keeps: a table's type chunks and the ndevs/ chunks its used entries made. */
+const MAX_PLANNED_BATCHES = 32;
+
+/**
+ * What a port's attribute read keeps from one refresh to the next (each port is refreshed every
+ * minute): its batches, built once, and its GID table's indices while the port directory is the
+ * same one. sysfs makes gid_attrs/types/<i> for every table entry when the port registers
+ * (setup_gid_attrs() from ib_setup_port_attrs(), drivers/infiniband/core/sysfs.c) and removes
+ * them with the port, so the table is listed again only for a new directory.
+ */
+interface AttributePlan {
+  /** The first round, with the types/ listing last, and without it. */
+  readonly listed: OpBatch;
+  readonly unlisted: OpBatch;
+  readonly typeDir: string;
+  readonly ndevDir: string;
+  table: { readonly ino: number; readonly indices: readonly string[] } | undefined;
+  readonly batches: Map<string, OpBatch>;
+}
 
 /** The state files of a known port (and its netdev's mtu), kept open and re-read with pread. */
 interface HeldState {
@@ -51,6 +72,7 @@ export class SysfsInventory implements PortInventory {
   readonly root: string;
   private readonly held = new Map<string, HeldState>();
   private listing: OpBatch | undefined;
+  private readonly plans = new Map<string, AttributePlan>();
   /** Per port, the netdev and its MTU text as the last attribute read saw them. */
   private readonly netdevMtu = new Map<string, { readonly netdev: string; readonly mtu: string | undefined }>();
 
@@ -105,6 +127,7 @@ export class SysfsInventory implements PortInventory {
   forget(ref: PortRef): void {
     this.release(portKey(ref));
     this.netdevMtu.delete(portKey(ref));
+    this.plans.delete(portKey(ref));
   }
 
   private release(key: string): void {
@@ -116,6 +139,7 @@ export class SysfsInventory implements PortInventory {
   close(): void {
     for (const h of this.held.values()) closeAll(h.fds);
     this.held.clear();
+    this.plans.clear();
   }
 
   private portDir(ref: PortRef): string | undefined {
@@ -127,17 +151,10 @@ export class SysfsInventory implements PortInventory {
   }
 
   private *attributesOf(ref: PortRef, dir: string): ReadProgram<PortAttributes | undefined> {
-    const gid = path.join(dir, 'gid_attrs');
-    const device = ibDeviceDir(this.root, ref.device);
-    const r = yield* read([
-      { kind: 'stat', path: dir },
-      ...['link_layer', 'state', 'phys_state', 'rate'].map((f): Op => ({ kind: 'readFile', path: path.join(dir, f), max: ATTR_BYTES })),
-      // ndevs/ and types/ list the same indices (one per table entry, ib_setup_port_attrs()).
-      { kind: 'readDir', path: path.join(gid, 'types'), max: DIR_READ_BYTES },
-      // What roceMtu() needs to know the driver (driver.ts).
-      { kind: 'stat', path: path.join(device, 'parent') },
-      { kind: 'readLink', path: path.join(device, 'device', 'driver') },
-    ]);
+    const key = portKey(ref);
+    const plan = this.plans.get(key) ?? this.planFor(key, ref, dir);
+    const table = plan.table;
+    const r = yield table ? plan.unlisted : plan.listed;
     const st = r.stat(0);
     if (st === undefined || !isDirectoryMode(st.mode)) return undefined;
     // Everything from this round is decoded before the next one (Results do not outlive a yield).
@@ -146,12 +163,16 @@ export class SysfsInventory implements PortInventory {
     const state = parseNumberedName(text(2)) ?? 'unknown';
     const physState = parseNumberedName(text(3));
     const rateBitsPerSecond = parseRate(text(4));
-    const typesOk = r.status(5);
-    const gidListed = typesOk === ENOBUFS ? undefined : r.names(5);
-    const driver = driverFrom(r.ok(6), r.text(7), ref.device, []);
-    // A GID table too long for the first listing (ENOBUFS) is listed again; r is done with now.
-    const gidIndices = (typesOk === ENOBUFS ? (yield* read([{ kind: 'readDir', path: path.join(gid, 'types'), max: LARGE_DIR_BYTES }])).names(0) : gidListed) ?? [];
-    const { netdev, gidTypes } = yield* scanGids(gid, gidIndices);
+    const driver = driverFrom(r.ok(5), r.text(6), ref.device, []);
+    let indices = table?.ino === st.ino ? table.indices : undefined;
+    if (indices === undefined) {
+      // The listing of this round, or (a new directory, or one too long for the first listing) another.
+      const listed = table === undefined && r.status(LISTING) !== ENOBUFS ? { ok: r.ok(LISTING), names: r.names(LISTING) } : undefined;
+      const again = listed ?? (yield* this.listGids(plan.typeDir));
+      indices = (again.names ?? []).filter((i) => /^\d+$/.test(i)).sort(byNumber);
+      plan.table = again.ok ? { ino: st.ino, indices } : undefined;
+    }
+    const { netdev, gidTypes } = yield* scanGids(plan, indices);
     const mtu = linkLayer === 'Ethernet' && netdev !== undefined ? yield* this.netdevMtuText(netdev) : undefined;
     this.remember(ref, netdev, mtu);
     return {
@@ -166,6 +187,37 @@ export class SysfsInventory implements PortInventory {
       gidTypes,
       attributeSource: 'sysfs',
     };
+  }
+
+  /** The port's attribute batches, built once. */
+  private planFor(key: string, ref: PortRef, dir: string): AttributePlan {
+    const gid = path.join(dir, 'gid_attrs');
+    const device = ibDeviceDir(this.root, ref.device);
+    const ops: Op[] = [
+      { kind: 'stat', path: dir },
+      ...['link_layer', 'state', 'phys_state', 'rate'].map((f): Op => ({ kind: 'readFile', path: path.join(dir, f), max: ATTR_BYTES })),
+      // What roceMtu() needs to know the driver (driver.ts).
+      { kind: 'stat', path: path.join(device, 'parent') },
+      { kind: 'readLink', path: path.join(device, 'device', 'driver') },
+    ];
+    const typeDir = path.join(gid, 'types');
+    // ndevs/ and types/ list the same indices (one per table entry, ib_setup_port_attrs()).
+    const plan: AttributePlan = {
+      listed: new OpBatch([...ops, { kind: 'readDir', path: typeDir, max: DIR_READ_BYTES }]),
+      unlisted: new OpBatch(ops),
+      typeDir,
+      ndevDir: path.join(gid, 'ndevs'),
+      table: undefined,
+      batches: new Map(),
+    };
+    this.plans.set(key, plan);
+    return plan;
+  }
+
+  private *listGids(typeDir: string): ReadProgram<{ readonly ok: boolean; readonly names: string[] | undefined }> {
+    const r = yield* read([{ kind: 'readDir', path: typeDir, max: DIR_READ_BYTES }]);
+    const names = yield* namesOf(r, 0, typeDir);
+    return { ok: names !== undefined, names };
   }
 
   private *netdevMtuText(netdev: string): ReadProgram<string | undefined> {
@@ -269,19 +321,17 @@ interface GidScan {
 /**
  * First named netdev in gid_attrs/ndevs/<i> and the distinct gid_attrs/types/<i>, GID_CHUNK
  * entries a round; a used entry names its netdev, so ndevs/ is read only while none was found,
- * and then only beside entries whose type says they are used.
+ * and then only beside entries whose type says they are used. The rounds' batches are the
+ * plan's, built the first time each is needed.
  */
-function* scanGids(gidAttrs: string, listed: readonly string[]): ReadProgram<GidScan> {
-  const ndevDir = path.join(gidAttrs, 'ndevs');
-  const typeDir = path.join(gidAttrs, 'types');
-  const indices = listed.filter((i) => /^\d+$/.test(i)).sort(byNumber);
+function* scanGids(plan: AttributePlan, indices: readonly string[]): ReadProgram<GidScan> {
   let netdev: string | undefined;
   const types = new Set<string>();
   const used: string[] = [];
   let misses = 0;
   for (let at = 0; at < indices.length && misses < GID_SCAN_GIVE_UP; at += GID_CHUNK) {
     const chunk = indices.slice(at, at + GID_CHUNK);
-    const r = yield* read(chunk.map((i): Op => ({ kind: 'readFile', path: path.join(typeDir, i), max: ATTR_BYTES })));
+    const r = yield planned(plan, plan.typeDir, chunk);
     for (let k = 0; k < chunk.length && misses < GID_SCAN_GIVE_UP; k++) {
       const type = r.text(k)?.trim();
       if (type) {
@@ -293,8 +343,20 @@ function* scanGids(gidAttrs: string, listed: readonly string[]): ReadProgram<Gid
   }
   for (let at = 0; at < used.length && netdev === undefined; at += NDEV_CHUNK) {
     const chunk = used.slice(at, at + NDEV_CHUNK);
-    const r = yield* read(chunk.map((i): Op => ({ kind: 'readFile', path: path.join(ndevDir, i), max: ATTR_BYTES })));
+    const r = yield planned(plan, plan.ndevDir, chunk);
     netdev = chunk.map((_, k) => r.text(k)?.trim()).find((n): n is string => n !== undefined && isSafeName(n));
   }
   return { netdev, gidTypes: [...types] };
+}
+
+/** The batch reading `dir`/<i> for each index of `chunk`, kept in the plan. */
+function planned(plan: AttributePlan, dir: string, chunk: readonly string[]): OpBatch {
+  const k = `${dir}\0${chunk.join(',')}`;
+  let b = plan.batches.get(k);
+  if (b === undefined) {
+    if (plan.batches.size >= MAX_PLANNED_BATCHES) plan.batches.clear();
+    b = new OpBatch(chunk.map((i): Op => ({ kind: 'readFile', path: path.join(dir, i), max: ATTR_BYTES })));
+    plan.batches.set(k, b);
+  }
+  return b;
 }
