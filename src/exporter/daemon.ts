@@ -14,7 +14,7 @@ import { Planner } from '../predictions/plan.js';
 import { Sampler, defaultReadTimeoutMs } from '../sampler/sampler.js';
 import { BoundedReads } from '../reads/bounded.js';
 import { selectSourcesOn, type Measurement } from '../sources/select.js';
-import { releaseLoadGarbage } from './memory.js';
+import { fixAllocatorThresholds, releaseLoadGarbage } from './memory.js';
 import { Metrics, type ReloadStatus } from './metrics.js';
 import { buildApp, listen } from './http.js';
 import { WebConfigWatcher } from './web/index.js';
@@ -86,6 +86,7 @@ export class Daemon {
 
   /** Loads the config (throws InputError when it is invalid), samples once, listens. */
   async start(): Promise<void> {
+    fixAllocatorThresholds();
     const web = this.opts.webConfigFile ? new WebConfigWatcher(this.opts.webConfigFile, this.opts.log) : undefined;
     this.apply(await loadConfigAsync(this.opts.configFile, this.readerFor(DEFAULTS.intervalMs)));
     this.reader!.readTimeoutMs = defaultReadTimeoutMs(this.config.sampling.intervalMs);

@@ -15,6 +15,14 @@ import { loadKoffi } from '../ffi/libc.js';
 
 type Trim = { async(pad: number, done: (err: unknown, r: number) => void): void };
 
+/** mallopt(3) parameters (glibc's malloc.h). */
+const M_TRIM_THRESHOLD = -1;
+const M_MMAP_THRESHOLD = -3;
+/** glibc's default for both, which it otherwise raises as large blocks are freed. */
+const FIXED_THRESHOLD_BYTES = 128 * 1024;
+/** What an operator sets to tune glibc's thresholds: theirs stand. */
+const ALLOCATOR_ENV = ['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_', 'GLIBC_TUNABLES'];
+
 let fullGc: (() => void) | null | undefined;
 let trim: Trim | null | undefined;
 
@@ -55,4 +63,28 @@ export async function releaseLoadGarbage(): Promise<{ gc: boolean; trimmed: bool
   const t = trimFunction();
   const trimmed = t === null ? false : await new Promise<boolean>((resolve) => t.async(0, (err) => resolve(!err)));
   return { gc: gc !== null, trimmed };
+}
+
+let tuned: boolean | undefined;
+
+/**
+ * glibc's mmap threshold is dynamic (mallopt(3), M_MMAP_THRESHOLD): each freed block larger than
+ * it raises it, up to 32 MB, and the trim threshold to twice that. After a config load and the
+ * first gzip of the exposition, blocks of megabytes came from the threads' arenas and stayed
+ * there once freed: five arenas (the reader's, libuv's and V8's helper threads') held 1-1.5 MB
+ * each. Fixed at the 128 KB default, a large block is mapped and unmapped on its own and an
+ * arena's free top goes back to the kernel. Measured at 32 ports and 1,000 flows: RSS 80.9 ->
+ * 73.9 MB. Process-wide and once; an operator's MALLOC_*_THRESHOLD_ or GLIBC_TUNABLES stand.
+ */
+export function fixAllocatorThresholds(): boolean {
+  if (tuned !== undefined) return tuned;
+  tuned = false;
+  if (ALLOCATOR_ENV.some((name) => process.env[name] !== undefined)) return tuned;
+  try {
+    const mallopt = loadKoffi().load('libc.so.6').func('int mallopt(int param, int value)') as (param: number, value: number) => number;
+    tuned = mallopt(M_MMAP_THRESHOLD, FIXED_THRESHOLD_BYTES) === 1 && mallopt(M_TRIM_THRESHOLD, FIXED_THRESHOLD_BYTES) === 1;
+  } catch {
+    // not glibc, or no koffi: its defaults stand
+  }
+  return tuned;
 }
