@@ -5,7 +5,8 @@ import { driverReads } from '../../src/sources/sysfs/driver.js';
 import { SysfsInventory } from '../../src/sources/sysfs/inventory.js';
 import type { PortAttributes } from '../../src/sources/types.js';
 import { FIXTURES_DIR, SysfsFixture, type FixtureName } from '../fixtures/sysfs.js';
-import { runSync } from '../../src/reads/program.js';
+import { type ReadProgram, runSync } from '../../src/reads/program.js';
+import { runDirect } from '../../src/reads/direct.js';
 import { RXE0_PORT_1 } from '../fixtures/ports.js';
 
 const copies: SysfsFixture[] = [];
@@ -142,6 +143,46 @@ describe('SysfsInventory changes and failures', () => {
     fs.cpSync(`${dir}.old`, dir, { recursive: true });
     fs.rmSync(`${dir}.old`, { recursive: true });
     expect(runSync(inv.attributeReads(ref))?.gidTypes).toEqual(['IB/RoCE v1', 'RoCE v2']);
+  });
+
+  it('a refresh of a known table is one round; what its guesses miss (a new netdev, a changed MTU, a first entry gone) is read after', () => {
+    const f = copy('mlx5_roce');
+    const inv = new SysfsInventory({ sysfsRoot: f.root });
+    const ref = { device: 'mlx5_0', port: 1 };
+    const ndevs = (i: number): string => f.portPath('mlx5_0', 1, 'gid_attrs', 'ndevs', String(i));
+    const types = (i: number): string => f.portPath('mlx5_0', 1, 'gid_attrs', 'types', String(i));
+    /** The program's value and how many rounds of reads it took. */
+    const rounds = <T,>(program: ReadProgram<T>): { value: T; rounds: number } => {
+      let n = 0;
+      let step = program.next();
+      while (!step.done) {
+        n++;
+        step = program.next(runDirect(step.value));
+      }
+      return { value: step.value, rounds: n };
+    };
+    const first = rounds(inv.attributeReads(ref));
+    expect(first.value).toMatchObject({ netdev: 'ens1f0np0', activeIbMtu: 4096, gidTypes: ['IB/RoCE v1', 'RoCE v2'] });
+    expect(first.rounds).toBe(4); // attributes and the listing, the types, ndevs/, the netdev's mtu
+    const again = rounds(inv.attributeReads(ref));
+    expect(again).toEqual({ value: first.value, rounds: 1 });
+
+    f.setNetdevMtu('ens1f0np0', 1500);
+    expect(rounds(inv.attributeReads(ref))).toMatchObject({ value: { activeIbMtu: 1024 }, rounds: 1 });
+
+    // The netdev renamed (its entries now name another one, whose mtu the guess did not read).
+    fs.cpSync(f.path('class', 'net', 'ens1f0np0'), f.path('class', 'net', 'ens9'), { recursive: true });
+    f.setNetdevMtu('ens9', 4200);
+    for (const i of [0, 1, 2, 3]) fs.writeFileSync(ndevs(i), 'ens9\n');
+    expect(rounds(inv.attributeReads(ref))).toMatchObject({ value: { netdev: 'ens9', activeIbMtu: 4096 }, rounds: 2 });
+    expect(rounds(inv.attributeReads(ref))).toMatchObject({ value: { netdev: 'ens9', activeIbMtu: 4096 }, rounds: 1 });
+
+    // Entry 0 deleted: the guessed ndevs/0 is no longer the first used entry, ndevs/ is read again.
+    fs.writeFileSync(types(0), '');
+    fs.writeFileSync(ndevs(0), '');
+    expect(rounds(inv.attributeReads(ref))).toMatchObject({ value: { netdev: 'ens9', gidTypes: ['RoCE v2', 'IB/RoCE v1'] }, rounds: 2 });
+    const fresh = runSync(new SysfsInventory({ sysfsRoot: f.root }).attributeReads(ref));
+    expect(runSync(inv.attributeReads(ref))).toEqual(fresh);
   });
 
   it('a vanished device has no ports and no attributes; it comes back when re-added', () => {

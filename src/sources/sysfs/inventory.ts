@@ -31,8 +31,8 @@ const LARGE_DIR_BYTES = 4 * 1024 * 1024;
 const NDEV_CHUNK = 4;
 /** Port attribute files are one short line (rate_show(), gid_attr_type's "RoCE v2"...). */
 const ATTR_BYTES = 256;
-/** Where the first attribute round has its gid_attrs/types listing (last, when it has one). */
-const LISTING = 7;
+/** The first attribute round's own reads (stat, four files, driver); what else it reads comes after. */
+const ATTRIBUTE_OPS = 7;
 /** Scan batches a plan keeps: a table's type chunks and the ndevs/ chunks its used entries made. */
 const MAX_PLANNED_BATCHES = 32;
 
@@ -44,13 +44,36 @@ const MAX_PLANNED_BATCHES = 32;
  * them with the port, so the table is listed again only for a new directory.
  */
 interface AttributePlan {
-  /** The first round, with the types/ listing last, and without it. */
+  /** The attribute files' reads (ATTRIBUTE_OPS of them). */
+  readonly ops: readonly Op[];
+  /** The first round with the types/ listing after the attribute files. */
   readonly listed: OpBatch;
-  readonly unlisted: OpBatch;
   readonly typeDir: string;
   readonly ndevDir: string;
-  table: { readonly ino: number; readonly indices: readonly string[] } | undefined;
+  table: GidTable | undefined;
+  /** Which ndevs/ entry named the netdev at the last refresh, and the netdev. */
+  found: { readonly ndevIndex: string | undefined; readonly netdev: string | undefined } | undefined;
+  guess: Guess | undefined;
   readonly batches: Map<string, OpBatch>;
+}
+
+interface GidTable {
+  readonly ino: number;
+  readonly indices: readonly string[];
+}
+
+/**
+ * A refresh in one round once the table is known: the attribute files, the table's first chunk
+ * of types (where the used entries are), and the ndevs/ entry and the netdev MTU that the last
+ * refresh found. What the guesses miss is read in further rounds, as without them.
+ */
+interface Guess {
+  readonly batch: OpBatch;
+  readonly table: GidTable;
+  readonly key: string;
+  readonly chunk: readonly string[];
+  readonly ndevIndex: string | undefined;
+  readonly netdev: string | undefined;
 }
 
 /** The state files of a known port (and its netdev's mtu), kept open and re-read with pread. */
@@ -154,7 +177,8 @@ export class SysfsInventory implements PortInventory {
     const key = portKey(ref);
     const plan = this.plans.get(key) ?? this.planFor(key, ref, dir);
     const table = plan.table;
-    const r = yield table ? plan.unlisted : plan.listed;
+    const guess = table ? this.guessOf(plan, table) : undefined;
+    const r = yield guess?.batch ?? plan.listed;
     const st = r.stat(0);
     if (st === undefined || !isDirectoryMode(st.mode)) return undefined;
     // Everything from this round is decoded before the next one (Results do not outlive a yield).
@@ -164,16 +188,26 @@ export class SysfsInventory implements PortInventory {
     const physState = parseNumberedName(text(3));
     const rateBitsPerSecond = parseRate(text(4));
     const driver = driverFrom(r.ok(5), r.text(6), ref.device, []);
-    let indices = table?.ino === st.ino ? table.indices : undefined;
-    if (indices === undefined) {
+    let indices: readonly string[];
+    let guessed: GuessedReads | undefined;
+    if (guess !== undefined && guess.table.ino === st.ino) {
+      indices = guess.table.indices;
+      let at = ATTRIBUTE_OPS;
+      const types = guess.chunk.map(() => text(at++));
+      const ndev = guess.ndevIndex === undefined ? undefined : { index: guess.ndevIndex, text: text(at++) };
+      guessed = { types, ndev, mtu: guess.netdev === undefined ? undefined : { netdev: guess.netdev, text: text(at) } };
+    } else {
       // The listing of this round, or (a new directory, or one too long for the first listing) another.
-      const listed = table === undefined && r.status(LISTING) !== ENOBUFS ? { ok: r.ok(LISTING), names: r.names(LISTING) } : undefined;
+      const listed = guess === undefined && r.status(ATTRIBUTE_OPS) !== ENOBUFS ? { ok: r.ok(ATTRIBUTE_OPS), names: r.names(ATTRIBUTE_OPS) } : undefined;
       const again = listed ?? (yield* this.listGids(plan.typeDir));
       indices = (again.names ?? []).filter((i) => /^\d+$/.test(i)).sort(byNumber);
       plan.table = again.ok ? { ino: st.ino, indices } : undefined;
     }
-    const { netdev, gidTypes } = yield* scanGids(plan, indices);
-    const mtu = linkLayer === 'Ethernet' && netdev !== undefined ? yield* this.netdevMtuText(netdev) : undefined;
+    const { netdev, ndevIndex, gidTypes } = yield* scanGids(plan, indices, guessed);
+    plan.found = { ndevIndex, netdev };
+    const mtu = linkLayer === 'Ethernet' && netdev !== undefined
+      ? (guessed?.mtu?.netdev === netdev && guessed.mtu.text !== undefined ? guessed.mtu.text : yield* this.netdevMtuText(netdev))
+      : undefined;
     this.remember(ref, netdev, mtu);
     return {
       device: ref.device,
@@ -203,15 +237,35 @@ export class SysfsInventory implements PortInventory {
     const typeDir = path.join(gid, 'types');
     // ndevs/ and types/ list the same indices (one per table entry, ib_setup_port_attrs()).
     const plan: AttributePlan = {
+      ops,
       listed: new OpBatch([...ops, { kind: 'readDir', path: typeDir, max: DIR_READ_BYTES }]),
-      unlisted: new OpBatch(ops),
       typeDir,
       ndevDir: path.join(gid, 'ndevs'),
       table: undefined,
+      found: undefined,
+      guess: undefined,
       batches: new Map(),
     };
     this.plans.set(key, plan);
     return plan;
+  }
+
+  /** The one-round read for the table and what the last refresh found (kept while they stay). */
+  private guessOf(plan: AttributePlan, table: GidTable): Guess {
+    const ndevIndex = plan.found?.ndevIndex;
+    const netdev = plan.found?.netdev;
+    const key = `${ndevIndex ?? ''}\0${netdev ?? ''}`;
+    if (plan.guess?.table === table && plan.guess.key === key) return plan.guess;
+    const chunk = table.indices.slice(0, GID_CHUNK);
+    const file = (p: string): Op => ({ kind: 'readFile', path: p, max: ATTR_BYTES });
+    const batch = new OpBatch([
+      ...plan.ops,
+      ...chunk.map((i) => file(path.join(plan.typeDir, i))),
+      ...(ndevIndex === undefined ? [] : [file(path.join(plan.ndevDir, ndevIndex))]),
+      ...(netdev === undefined ? [] : [file(path.join(netdevDir(this.root, netdev), 'mtu'))]),
+    ]);
+    plan.guess = { batch, table, key, chunk, ndevIndex, netdev };
+    return plan.guess;
   }
 
   private *listGids(typeDir: string): ReadProgram<{ readonly ok: boolean; readonly names: string[] | undefined }> {
@@ -315,25 +369,36 @@ function closeAll(fds: readonly number[]): void {
 
 interface GidScan {
   readonly netdev: string | undefined;
+  /** The ndevs/ entry that named it. */
+  readonly ndevIndex: string | undefined;
   readonly gidTypes: readonly string[];
+}
+
+/** What a one-round refresh read besides the attribute files (Guess), as text. */
+interface GuessedReads {
+  /** types/<i> of the table's first chunk. */
+  readonly types: readonly (string | undefined)[];
+  readonly ndev: { readonly index: string; readonly text: string | undefined } | undefined;
+  readonly mtu: { readonly netdev: string; readonly text: string | undefined } | undefined;
 }
 
 /**
  * First named netdev in gid_attrs/ndevs/<i> and the distinct gid_attrs/types/<i>, GID_CHUNK
  * entries a round; a used entry names its netdev, so ndevs/ is read only while none was found,
  * and then only beside entries whose type says they are used. The rounds' batches are the
- * plan's, built the first time each is needed.
+ * plan's, built the first time each is needed. `guessed`: the first chunk's types were read
+ * already, and the ndevs/ entry that named the netdev last time; that answer stands when the
+ * entry is still the first used one (it is what reading from there finds first).
  */
-function* scanGids(plan: AttributePlan, indices: readonly string[]): ReadProgram<GidScan> {
-  let netdev: string | undefined;
+function* scanGids(plan: AttributePlan, indices: readonly string[], guessed?: GuessedReads): ReadProgram<GidScan> {
   const types = new Set<string>();
   const used: string[] = [];
   let misses = 0;
   for (let at = 0; at < indices.length && misses < GID_SCAN_GIVE_UP; at += GID_CHUNK) {
     const chunk = indices.slice(at, at + GID_CHUNK);
-    const r = yield planned(plan, plan.typeDir, chunk);
+    const texts = at === 0 && guessed !== undefined ? guessed.types : textsOf(yield planned(plan, plan.typeDir, chunk), chunk.length);
     for (let k = 0; k < chunk.length && misses < GID_SCAN_GIVE_UP; k++) {
-      const type = r.text(k)?.trim();
+      const type = texts[k];
       if (type) {
         types.add(type);
         used.push(chunk[k]!);
@@ -341,12 +406,23 @@ function* scanGids(plan: AttributePlan, indices: readonly string[]): ReadProgram
       misses = type ? 0 : misses + 1;
     }
   }
-  for (let at = 0; at < used.length && netdev === undefined; at += NDEV_CHUNK) {
-    const chunk = used.slice(at, at + NDEV_CHUNK);
-    const r = yield planned(plan, plan.ndevDir, chunk);
-    netdev = chunk.map((_, k) => r.text(k)?.trim()).find((n): n is string => n !== undefined && isSafeName(n));
+  const gidTypes = [...types];
+  const ndev = guessed?.ndev;
+  if (ndev !== undefined && ndev.index === used[0] && ndev.text !== undefined && isSafeName(ndev.text)) {
+    return { netdev: ndev.text, ndevIndex: ndev.index, gidTypes };
   }
-  return { netdev, gidTypes: [...types] };
+  for (let at = 0; at < used.length; at += NDEV_CHUNK) {
+    const chunk = used.slice(at, at + NDEV_CHUNK);
+    const texts = textsOf(yield planned(plan, plan.ndevDir, chunk), chunk.length);
+    const k = texts.findIndex((n) => n !== undefined && isSafeName(n));
+    if (k >= 0) return { netdev: texts[k], ndevIndex: chunk[k], gidTypes };
+  }
+  return { netdev: undefined, ndevIndex: undefined, gidTypes };
+}
+
+/** The trimmed texts of a round's first `n` reads (undefined where one failed). */
+function textsOf(r: Results, n: number): (string | undefined)[] {
+  return Array.from({ length: n }, (_, k) => r.text(k)?.trim());
 }
 
 /** The batch reading `dir`/<i> for each index of `chunk`, kept in the plan. */
