@@ -406,7 +406,6 @@ export class BoundedReads {
     return e;
   }
 
-
   private event(event: ReaderEvent, id: number): void {
     if (event === 'done' || event === 'crashed') {
       this.waiting.get(id)?.(event);
