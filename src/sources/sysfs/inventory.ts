@@ -31,6 +31,8 @@ const LARGE_DIR_BYTES = 4 * 1024 * 1024;
 const NDEV_CHUNK = 4;
 /** Port attribute files are one short line (rate_show(), gid_attr_type's "RoCE v2"...). */
 const ATTR_BYTES = 256;
+/** A read of one attribute file, whole. */
+const attributeRead = (file: string): Op => ({ kind: 'readFile', path: file, max: ATTR_BYTES });
 /** The first attribute round's own reads (stat, four files, driver); what else it reads comes after. */
 const ATTRIBUTE_OPS = 7;
 /** Scan batches a plan keeps: a table's type chunks and the ndevs/ chunks its used entries made. */
@@ -229,7 +231,7 @@ export class SysfsInventory implements PortInventory {
     const device = ibDeviceDir(this.root, ref.device);
     const ops: Op[] = [
       { kind: 'stat', path: dir },
-      ...['link_layer', 'state', 'phys_state', 'rate'].map((f): Op => ({ kind: 'readFile', path: path.join(dir, f), max: ATTR_BYTES })),
+      ...['link_layer', 'state', 'phys_state', 'rate'].map((f) => attributeRead(path.join(dir, f))),
       // What roceMtu() needs to know the driver (driver.ts).
       { kind: 'stat', path: path.join(device, 'parent') },
       { kind: 'readLink', path: path.join(device, 'device', 'driver') },
@@ -257,12 +259,11 @@ export class SysfsInventory implements PortInventory {
     const key = `${ndevIndex ?? ''}\0${netdev ?? ''}`;
     if (plan.guess?.table === table && plan.guess.key === key) return plan.guess;
     const chunk = table.indices.slice(0, GID_CHUNK);
-    const file = (p: string): Op => ({ kind: 'readFile', path: p, max: ATTR_BYTES });
     const batch = new OpBatch([
       ...plan.ops,
-      ...chunk.map((i) => file(path.join(plan.typeDir, i))),
-      ...(ndevIndex === undefined ? [] : [file(path.join(plan.ndevDir, ndevIndex))]),
-      ...(netdev === undefined ? [] : [file(path.join(netdevDir(this.root, netdev), 'mtu'))]),
+      ...chunk.map((i) => attributeRead(path.join(plan.typeDir, i))),
+      ...(ndevIndex === undefined ? [] : [attributeRead(path.join(plan.ndevDir, ndevIndex))]),
+      ...(netdev === undefined ? [] : [attributeRead(this.mtuFile(netdev))]),
     ]);
     plan.guess = { batch, table, key, chunk, ndevIndex, netdev };
     return plan.guess;
@@ -274,8 +275,13 @@ export class SysfsInventory implements PortInventory {
     return { ok: names !== undefined, names };
   }
 
+  /** The netdev's MTU file: what the active MTU of a RoCE port is derived from. */
+  private mtuFile(netdev: string): string {
+    return path.join(netdevDir(this.root, netdev), 'mtu');
+  }
+
   private *netdevMtuText(netdev: string): ReadProgram<string | undefined> {
-    const r = yield* read([{ kind: 'readFile', path: path.join(netdevDir(this.root, netdev), 'mtu'), max: ATTR_BYTES }]);
+    const r = yield* read([attributeRead(this.mtuFile(netdev))]);
     return r.text(0)?.trim();
   }
 
@@ -292,7 +298,7 @@ export class SysfsInventory implements PortInventory {
   private *stateOf(ref: PortRef, dir: string): ReadProgram<PortState | undefined> {
     const key = portKey(ref);
     const watched = this.netdevMtu.get(key);
-    const files = [path.join(dir, 'state'), path.join(dir, 'phys_state'), ...(watched ? [path.join(netdevDir(this.root, watched.netdev), 'mtu')] : [])];
+    const files = [path.join(dir, 'state'), path.join(dir, 'phys_state'), ...(watched ? [this.mtuFile(watched.netdev)] : [])];
     const opened = yield* read([{ kind: 'stat', path: dir }, ...files.map((f): Op => ({ kind: 'open', path: f, flags: OPEN_FLAGS }))]);
     const fds = files.map((_, i) => opened.status(i + 1));
     const st = opened.stat(0);
@@ -431,7 +437,7 @@ function planned(plan: AttributePlan, dir: string, chunk: readonly string[]): Op
   let b = plan.batches.get(k);
   if (b === undefined) {
     if (plan.batches.size >= MAX_PLANNED_BATCHES) plan.batches.clear();
-    b = new OpBatch(chunk.map((i): Op => ({ kind: 'readFile', path: path.join(dir, i), max: ATTR_BYTES })));
+    b = new OpBatch(chunk.map((i) => attributeRead(path.join(dir, i))));
     plan.batches.set(k, b);
   }
   return b;
