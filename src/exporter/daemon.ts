@@ -26,7 +26,7 @@ import { HostAssumptions } from '../health/assumptions.js';
 import { readErrorText } from '../reads/errors.js';
 import { ConnectionMonitor } from '../sources/restrack/monitor.js';
 import { portTotals } from './connections.js';
-import { pinsOf } from '../sources/restrack/assign.js';
+import { type Pin, pinsOf } from '../sources/restrack/assign.js';
 import { RestrackSource, type TransportOpen, openRestrackSocket } from '../sources/restrack/source.js';
 
 /** Host assumptions (VLAN, PFC) change with configuration, not traffic: read them this often. */
@@ -379,9 +379,11 @@ export class Daemon {
     if (!this.config.connections.enabled) return;
     const timeoutMs = defaultReadTimeoutMs(this.config.sampling.intervalMs);
     const open = this.opts.restrack ?? ((): TransportOpen => openRestrackSocket(timeoutMs));
+    // The pins change only with the config: made once per config, not every tick over every flow.
+    let pinned: { readonly config: Config; readonly pins: Pin[] } | undefined;
     this.connections = new ConnectionMonitor(new RestrackSource(open), this.opts.log, undefined, {
       domainPaths: () => this.config.domains.map((d) => d.path),
-      pins: () => pinsOf(this.config),
+      pins: () => (pinned?.config === this.config ? pinned : (pinned = { config: this.config, pins: pinsOf(this.config) })).pins,
       ...(this.opts.procRoot ? { procRoot: this.opts.procRoot } : {}),
     });
     await this.tickConnections(afterPorts);

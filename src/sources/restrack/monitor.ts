@@ -106,7 +106,7 @@ export class ConnectionMonitor {
 
   /**
    * A tick as rounds of jobs: the restrack dumps, then the processes behind the connections. A
-   * host without RDMA netlink costs a socket() a tick, nothing more.
+   * host without RDMA netlink costs no read (the source asks the kernel again every 30 s).
    */
   private *steps(nowMs: number, portPackets: PortPackets | undefined, together: (() => ReadTogether) | undefined): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
     const ready = this.source.ready();
@@ -137,13 +137,6 @@ export class ConnectionMonitor {
    */
   private *readProcesses(flows: FlowJoinOptions): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
     const present = this.tracker.connections().filter((c) => c.present);
-    if (present.length === 0) {
-      this.processes = new Map();
-      this.owners = new Map();
-      this.shares = [];
-      this.status = { ...this.status, mapsDenied: this.mapsDenied };
-      return;
-    }
     const pids = [...new Set(present.flatMap((c) => (c.obs.pid === undefined ? [] : [c.obs.pid])))];
     const root = flows.procRoot ?? DEFAULT_PROC_ROOT;
     const paths = flows.domainPaths();
