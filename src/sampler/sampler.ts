@@ -234,7 +234,7 @@ export class Sampler {
       if (added.length > 0) yield* this.readPorts(added, now, false);
     }
     // In rounds of their own: the counters' request stays the same tick after tick (its encoding is kept).
-    const due = first ? [] : ports.filter((p, i) => i % ATTRIBUTE_REFRESH_TICKS === phase && this.ports.get(portKey(p.ref)) === p);
+    const due = first ? [] : ports.filter((p, i) => i % ATTRIBUTE_REFRESH_TICKS === phase && this.isLive(p));
     if (due.length > 0) yield* this.refreshAttributes(due);
     this.ticks++;
   }
@@ -273,10 +273,9 @@ export class Sampler {
       });
     }
     for (const p of gone) this.removePort(p);
-    const live = (p: SampledPort): boolean => this.ports.get(portKey(p.ref)) === p;
     // A flap can change rate or MTU: the full attributes again for a port whose state changed.
-    if (changed.length > 0) yield* this.refreshAttributes(changed.filter(live));
-    if (stale.size > 0) yield* this.reopen([...stale].filter(live));
+    if (changed.length > 0) yield* this.refreshAttributes(changed.filter((p) => this.isLive(p)));
+    if (stale.size > 0) yield* this.reopen([...stale].filter((p) => this.isLive(p)));
     const l = listed?.outcome;
     return l?.kind === 'done' && l.value;
   }
@@ -290,14 +289,9 @@ export class Sampler {
     yield [listing];
     const listed = listing.outcome;
     if (listed.kind !== 'done') return; // blocked or paused: keep what we know
-    const seen = new Set<string>();
-    const toRead = refreshKnown ? listed.value : listed.value.filter((ref) => {
-      const k = portKey(ref);
-      if (!this.ports.has(k)) return true;
-      seen.add(k);
-      return false;
-    });
-    const reads = toRead.map((ref) => new Pending(portKey(ref), this.opts.inventory.attributeReads(ref)));
+    // Known ports that keep their turn are seen without a read.
+    const seen = new Set<string>(refreshKnown ? [] : listed.value.map(portKey).filter((k) => this.ports.has(k)));
+    const reads = listed.value.filter((ref) => !seen.has(portKey(ref))).map((ref) => new Pending(portKey(ref), this.opts.inventory.attributeReads(ref)));
     if (reads.length > 0) yield reads;
     const added: PortAttributes[] = [];
     for (const read of reads) {
@@ -314,6 +308,11 @@ export class Sampler {
     }
     for (const [k, p] of this.ports) if (!seen.has(k)) this.removePort(p);
     if (added.length > 0) yield* this.addPorts(added);
+  }
+
+  /** Whether `p` is still the sampler's port (not removed or reopened meanwhile). */
+  private isLive(p: SampledPort): boolean {
+    return this.ports.get(portKey(p.ref)) === p;
   }
 
   private *refreshAttributes(ports: readonly SampledPort[]): Steps {
