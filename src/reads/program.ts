@@ -28,7 +28,7 @@ export function* answer<T>(value: T): ReadProgram<T> {
 
 /**
  * A one-round program its owner keeps and restarts (start()) for every read: it yields the
- * batch, then returns what `decode` makes of the results. A counter set reads every tick, and a
+ * batch, then returns what `decode` makes of the results (and of which batch they answer). A counter set reads every tick, and a
  * generator per read was ~300 bytes of garbage, a hundred a tick on 32 ports. The step objects
  * are reused too: whoever calls next() reads them at once, as the reader and yield* do. One
  * read at a time: the sampler's ticks never overlap.
@@ -36,12 +36,10 @@ export function* answer<T>(value: T): ReadProgram<T> {
 export class OneRound<T> implements ReadProgram<T> {
   private batch: OpBatch | undefined;
   private yielded = false;
-  private readonly pending: { done: false; value: OpBatch };
+  private readonly pending: { done: false; value: OpBatch } = { done: false, value: new OpBatch([]) };
   private readonly finished: { done: true; value: T | undefined } = { done: true, value: undefined };
 
-  constructor(private readonly decode: (r: Results) => T) {
-    this.pending = { done: false, value: new OpBatch([]) };
-  }
+  constructor(private readonly decode: (r: Results, batch: OpBatch) => T) {}
 
   /** This program, ready to read `batch` once. */
   start(batch: OpBatch): this {
@@ -59,7 +57,7 @@ export class OneRound<T> implements ReadProgram<T> {
     }
     this.batch = undefined;
     const r = args[0];
-    return this.end(batch !== undefined && r !== undefined ? this.decode(r) : undefined);
+    return this.end(batch !== undefined && r !== undefined ? this.decode(r, batch) : undefined);
   }
 
   return(value: T): IteratorResult<OpBatch, T> {

@@ -55,9 +55,7 @@ export class FileCounterSet implements PortCounterSet {
   /** What every complete read answers: the same arrays, refilled. */
   private readonly read: SetRead;
   private readsSinceStat = 0;
-  /** Whether the read under way has the directory's stat first. */
-  private statThisRead = false;
-  private readonly program = new OneRound<SetRead>((r) => this.decode(r));
+  private readonly program = new OneRound<SetRead>((r, batch) => this.decode(r, batch === this.withStat));
   private failed = false;
   private closed = false;
 
@@ -105,13 +103,11 @@ export class FileCounterSet implements PortCounterSet {
     if (this.closed) return answer({ kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) });
     const stat = checkDir || this.failed || this.readsSinceStat === 0 || this.plain.length === 0;
     this.readsSinceStat = (this.readsSinceStat + 1) % STAT_EVERY;
-    this.statThisRead = stat;
     return this.program.start(stat ? this.withStat : this.plain);
   }
 
-  /** The values of one read, into the set's arrays. */
-  private decode(r: Results): SetRead {
-    const stat = this.statThisRead;
+  /** The values of one read (`stat`: with the directory's stat first), into the set's arrays. */
+  private decode(r: Results, stat: boolean): SetRead {
     if (stat) {
       // An fd on a deleted regular file keeps returning its old content, and a re-created
       // directory means the fds point at the old files.
