@@ -11,7 +11,7 @@
  */
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
-import { loadKoffi } from '../ffi/libc.js';
+import { libcLibrary } from '../ffi/libc.js';
 
 type Trim = { async(pad: number, done: (err: unknown, r: number) => void): void };
 
@@ -49,7 +49,7 @@ function gcFunction(): (() => void) | null {
 function trimFunction(): Trim | null {
   if (trim !== undefined) return trim;
   try {
-    trim = loadKoffi().load('libc.so.6').func('int malloc_trim(size_t pad)');
+    trim = libcLibrary().func('int malloc_trim(size_t pad)');
   } catch {
     trim = null; // not glibc, or no koffi: nothing to trim with
   }
@@ -81,7 +81,7 @@ export function fixAllocatorThresholds(): boolean {
   tuned = false;
   if (ALLOCATOR_ENV.some((name) => process.env[name] !== undefined)) return tuned;
   try {
-    const mallopt = loadKoffi().load('libc.so.6').func('int mallopt(int param, int value)') as (param: number, value: number) => number;
+    const mallopt = libcLibrary().func('int mallopt(int param, int value)') as (param: number, value: number) => number;
     tuned = mallopt(M_MMAP_THRESHOLD, FIXED_THRESHOLD_BYTES) === 1 && mallopt(M_TRIM_THRESHOLD, FIXED_THRESHOLD_BYTES) === 1;
   } catch {
     // not glibc, or no koffi: its defaults stand

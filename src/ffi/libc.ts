@@ -77,17 +77,23 @@ export interface Libc {
 }
 
 let libcCache: Libc | undefined;
+let libcLibraryCache: KoffiLibrary | undefined;
+
+/** libc.so.6 as koffi loaded it, once for every binding (this file's and memory.ts's allocator calls). */
+export function libcLibrary(): KoffiLibrary {
+  if (libcLibraryCache !== undefined) return libcLibraryCache;
+  try {
+    libcLibraryCache = loadKoffi().load('libc.so.6');
+  } catch (e) {
+    if (e instanceof NativeLoadError) throw e;
+    throw new NativeLoadError('libc.so.6', errorText(e));
+  }
+  return libcLibraryCache;
+}
 
 export function loadLibc(): Libc {
   if (libcCache !== undefined) return libcCache;
-  const koffi = loadKoffi();
-  let lib: KoffiLibrary;
-  try {
-    lib = koffi.load('libc.so.6');
-  } catch (e) {
-    throw new NativeLoadError('libc.so.6', errorText(e));
-  }
-  libcCache = bindLibc(koffi, lib);
+  libcCache = bindLibc(loadKoffi(), libcLibrary());
   return libcCache;
 }
 
