@@ -41,10 +41,12 @@ const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): bool
 /**
  * How often nodejs_eventloop_lag_* sample the event loop. prom-client's default, 10 ms, wakes the
  * process 100 times a second: measured on the 32-port, 1,000-flow bench tree (AMD EPYC VM), that
- * timer alone was ~6 ms/s of CPU, more than the counter reads it watches over. At 100 ms a stall
- * of 100 ms or more is always seen; shorter ones only when a sample falls due during them.
+ * timer alone was ~6 ms/s of CPU, more than the counter reads it watches over. At 100 ms it was
+ * still 10 of the main thread's 15 wake-ups a second and ~1 ms/s of its ~4.8 (four A/B runs);
+ * at 500 ms ~3.9. A stall of 500 ms or more is always seen; a shorter one when a sample falls
+ * due during it (one of 500 ms of stall length, so recurring stalls still show).
  */
-const EVENT_LOOP_SAMPLE_MS = 100;
+const EVENT_LOOP_SAMPLE_MS = 500;
 
 export class Metrics {
   readonly registry = new Registry();
