@@ -1,7 +1,7 @@
 /*
  * The floor: the least work Linux allows to read a set of counter files once per sampling tick.
  *
- *   floor FILELIST SECONDS
+ *   floor FILELIST SECONDS [INTERVAL_MS]
  *
  * FILELIST has one path a line (bench/lib/tick.mjs writes the files the exporter's sampler keeps
  * open). Two modes, each run back to back for SECONDS after a short warm-up:
@@ -14,6 +14,10 @@
  *   pread_spaced: pread's ticks with SPACED_US of sleep between them, as a sampler ticks on an
  *              interval: the kernel's and the CPU's caches are no longer hot from the tick
  *              before, which costs the same reads about a third more on this VM.
+ *
+ * With INTERVAL_MS, only one mode runs, pread_interval: pread's ticks INTERVAL_MS apart, as the
+ * daemon samples (1000 for its default 1 s). Every cache has gone cold by the next tick, and
+ * each tick also pays for waking the process, as the daemon's ticks do.
  *
  * Prints one JSON object: per mode, ticks, median/p99 wall ns per tick and CPU ns per tick
  * (getrusage user + system).
@@ -92,7 +96,8 @@ static int cmp_u64(const void *a, const void *b) {
 /* Sleep between spaced ticks (a sampler's interval is 1 s; 10 ms is enough to go cold). */
 #define SPACED_US 10000
 
-static void run(const char *name, void (*tick)(void), double seconds, int spaced, int last) {
+/* Runs `tick` for `seconds` after a warm-up, `spaced_us` apart (0: back to back). */
+static void run(const char *name, void (*tick)(void), double seconds, uint64_t spaced_us, int last) {
   uint64_t warm_end = now_ns() + 300000000ull;
   while (now_ns() < warm_end) tick();
   size_t cap = 1 << 16, count = 0;
@@ -101,8 +106,9 @@ static void run(const char *name, void (*tick)(void), double seconds, int spaced
   uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
   uint64_t t = now_ns();
   while (t < end) {
-    if (spaced) {
-      usleep(SPACED_US);
+    if (spaced_us) {
+      struct timespec gap = {spaced_us / 1000000, (long)(spaced_us % 1000000) * 1000};
+      nanosleep(&gap, NULL);
       t = now_ns();
     }
     tick();
@@ -120,8 +126,8 @@ static void run(const char *name, void (*tick)(void), double seconds, int spaced
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s FILELIST SECONDS\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: %s FILELIST SECONDS [INTERVAL_MS]\n", argv[0]);
     return 2;
   }
   double seconds = atof(argv[2]);
@@ -149,9 +155,13 @@ int main(int argc, char **argv) {
     }
   }
   printf("{\"files\":%zu,", nfiles);
-  run("pread", tick_pread, seconds, 0, 0);
-  run("openread", tick_openread, seconds, 0, 0);
-  run("pread_spaced", tick_pread, seconds, 1, 0);
+  if (argc == 4) {
+    run("pread_interval", tick_pread, seconds, (uint64_t)(atof(argv[3]) * 1000), 0);
+  } else {
+    run("pread", tick_pread, seconds, 0, 0);
+    run("openread", tick_openread, seconds, 0, 0);
+    run("pread_spaced", tick_pread, seconds, SPACED_US, 0);
+  }
   printf("\"readErrors\":%lu}\n", errors);
   return 0;
 }
