@@ -97,7 +97,6 @@ export class FileCounterSet implements PortCounterSet {
     return new FileCounterSet(kind, port, files, handles, watchDir, identity, onClose);
   }
 
-
   /** `checkDir`: stat the watched directory on this read whatever the count says. */
   reads(checkDir = false): ReadProgram<SetRead> {
     if (this.closed) return answer({ kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) });
