@@ -44,7 +44,7 @@ const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): bool
  * timer alone was ~6 ms/s of CPU, more than the counter reads it watches over. At 100 ms it was
  * still 10 of the main thread's 15 wake-ups a second and ~1 ms/s of its ~4.8 (four A/B runs);
  * at 500 ms ~3.9. A stall of 500 ms or more is always seen; a shorter one when a sample falls
- * due during it (one of 500 ms of stall length, so recurring stalls still show).
+ * due during it (a 50 ms stall one time in ten), so a recurring stall still shows.
  */
 const EVENT_LOOP_SAMPLE_MS = 500;
 

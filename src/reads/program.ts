@@ -28,10 +28,10 @@ export function* answer<T>(value: T): ReadProgram<T> {
 
 /**
  * A one-round program its owner keeps and restarts (start()) for every read: it yields the
- * batch, then returns what `decode` makes of the results (and of which batch they answer). A counter set reads every tick, and a
- * generator per read was ~300 bytes of garbage, a hundred a tick on 32 ports. The step objects
- * are reused too: whoever calls next() reads them at once, as the reader and yield* do. One
- * read at a time: the sampler's ticks never overlap.
+ * batch, then returns what `decode` makes of the results and of the batch they answer. A
+ * counter set reads every tick, and a generator per read was ~300 bytes of garbage, a hundred a
+ * tick on 32 ports. The step objects are reused too: whoever calls next() reads them at once, as
+ * the reader and yield* do. One read at a time: the sampler's ticks never overlap.
  */
 export class OneRound<T> implements ReadProgram<T> {
   private batch: OpBatch | undefined;
