@@ -381,9 +381,13 @@ export class Daemon {
     const open = this.opts.restrack ?? ((): TransportOpen => openRestrackSocket(timeoutMs));
     // The pins change only with the config: made once per config, not every tick over every flow.
     let pinned: { readonly config: Config; readonly pins: Pin[] } | undefined;
+    const pins = (): Pin[] => {
+      if (pinned?.config !== this.config) pinned = { config: this.config, pins: pinsOf(this.config) };
+      return pinned.pins;
+    };
     this.connections = new ConnectionMonitor(new RestrackSource(open), this.opts.log, undefined, {
       domainPaths: () => this.config.domains.map((d) => d.path),
-      pins: () => (pinned?.config === this.config ? pinned : (pinned = { config: this.config, pins: pinsOf(this.config) })).pins,
+      pins,
       ...(this.opts.procRoot ? { procRoot: this.opts.procRoot } : {}),
     });
     await this.tickConnections(afterPorts);

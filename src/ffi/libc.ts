@@ -82,10 +82,10 @@ let libcLibraryCache: KoffiLibrary | undefined;
 /** libc.so.6 as koffi loaded it, once for every binding (this file's and memory.ts's allocator calls). */
 export function libcLibrary(): KoffiLibrary {
   if (libcLibraryCache !== undefined) return libcLibraryCache;
+  const koffi = loadKoffi();
   try {
-    libcLibraryCache = loadKoffi().load('libc.so.6');
+    libcLibraryCache = koffi.load('libc.so.6');
   } catch (e) {
-    if (e instanceof NativeLoadError) throw e;
     throw new NativeLoadError('libc.so.6', errorText(e));
   }
   return libcLibraryCache;
