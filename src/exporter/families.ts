@@ -8,6 +8,7 @@ import type { SampledCounter } from '../sampler/sampler.js';
 import type { Direction, Quantity } from '../sources/types.js';
 import { key, keyParts } from '../keys.js';
 import { formatLabels, type Labels, type Sample } from './exposition.js';
+import { flatString } from '../flat-string.js';
 import { type Family, type Read, portLabels } from './family.js';
 import type { PortView } from './view.js';
 import { FLOW_TRUTH_FAMILIES } from './flow-truth.js';
@@ -24,7 +25,7 @@ const ACK_LAYERS = ['l3', 'l2', 'wire'] as const;
 const counterLabelText = new WeakMap<SampledCounter, string>();
 function counterLabels(v: PortView, c: SampledCounter): string {
   let text = counterLabelText.get(c);
-  if (text === undefined) counterLabelText.set(c, (text = formatLabels({ ...portLabels(v), source: c.source, counter: c.series.spec.name })));
+  if (text === undefined) counterLabelText.set(c, (text = flatString(formatLabels({ ...portLabels(v), source: c.source, counter: c.series.spec.name }))));
   return text;
 }
 

@@ -4,6 +4,7 @@
  * are cached per port until its MTU changes.
  */
 import { loopTurn } from '../event-loop.js';
+import { flatString } from '../flat-string.js';
 import { type Mtu, type Prediction, type ProviderProfile, type Rational, type ReversePrediction, LAYERS, type Layer, predict, toNumber, ZERO, add, scale } from '../model/index.js';
 import { type FlowDefinition, mediaOf } from '../flows/definition.js';
 import type { Config, FlowBinding, PortConfig } from '../config/types.js';
@@ -90,7 +91,7 @@ function predictionFor(binding: FlowBinding, mtu: Mtu): Prediction {
   let byKey = predictions.get(binding.provider);
   if (byKey === undefined) predictions.set(binding.provider, (byKey = new Map<string, Prediction>()));
   let media = mediaKeys.get(binding.flow);
-  if (media === undefined) mediaKeys.set(binding.flow, (media = JSON.stringify(binding.flow.media, bigintText)));
+  if (media === undefined) mediaKeys.set(binding.flow, (media = flatString(JSON.stringify(binding.flow.media, bigintText))));
   const transfer = binding.transfer ? JSON.stringify(binding.transfer, bigintText) : '';
   const key = `${mtu.kind}:${mtu.bytes}|${binding.grainDuration.num}/${binding.grainDuration.den}|${transfer}|${media}`;
   let p = byKey.get(key);
