@@ -156,7 +156,8 @@ export class OpBatch {
     const records = Buffer.alloc(this.ops.length * OP_BYTES);
     let total = 0;
     for (const op of this.ops) total += inputLength(op);
-    const inputs = Buffer.allocUnsafe(total);
+    // Not from Buffer's shared 8 KB pool: a kept encoding would keep its whole slab alive.
+    const inputs = Buffer.allocUnsafeSlow(total);
     let inAt = 0;
     this.ops.forEach((op, i) => {
       const n = writeInput(op, inputs, inAt);
