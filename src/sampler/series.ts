@@ -9,6 +9,7 @@
  */
 import type { ReadError } from '../reads/errors.js';
 import type { CounterReadings, CounterSpec, CounterValue } from '../sources/types.js';
+import { carve } from '../typed-arrays.js';
 import { type CounterKind, RESET, SATURATED, counterKind, halves, isSaturatedHalves, stepHalves } from './counter.js';
 
 export type SeriesState = 'ok' | 'saturated' | 'error' | 'reset' | 'new';
@@ -48,27 +49,27 @@ export class SeriesBlock {
    * The time of the values being recorded and the start of the window, here rather than passed:
    * a double handed to a call V8 does not inline is boxed, one allocation per value per tick.
    */
-  private readonly clock = new Float64Array(2);
+  private readonly clock: Float64Array;
   /** A single value's halves (record()), read by the same path as a set's readings. */
-  private readonly oneLow = new Uint32Array(1);
-  private readonly oneHigh = new Uint32Array(1);
+  private readonly oneLow: Uint32Array;
+  private readonly oneHigh: Uint32Array;
 
   constructor(readonly specs: readonly CounterSpec[]) {
     const n = specs.length;
-    this.state = new Uint8Array(n);
-    this.kind = Uint8Array.from(specs, counterKind);
-    this.hasLast = new Uint8Array(n);
-    this.lastLow = new Uint32Array(n);
-    this.lastHigh = new Uint32Array(n);
-    this.lastAt = new Float64Array(n);
-    this.total = new Float64Array(n).fill(NaN);
-    this.resets = new Uint32Array(n);
+    const a = carve({
+      state: ['u8', n], kind: ['u8', n], hasLast: ['u8', n],
+      lastLow: ['u32', n], lastHigh: ['u32', n], resets: ['u32', n], head: ['u32', n], count: ['u32', n], oneLow: ['u32', 1], oneHigh: ['u32', 1],
+      lastAt: ['f64', n], total: ['f64', n], sumNs: ['f64', n], sumDelta: ['f64', n], clock: ['f64', 2],
+    });
+    ({
+      state: this.state, kind: this.kind, hasLast: this.hasLast, lastLow: this.lastLow, lastHigh: this.lastHigh, resets: this.resets,
+      head: this.head, count: this.count, oneLow: this.oneLow, oneHigh: this.oneHigh,
+      lastAt: this.lastAt, total: this.total, sumNs: this.sumNs, sumDelta: this.sumDelta, clock: this.clock,
+    } = a);
+    specs.forEach((s, i) => (this.kind[i] = counterKind(s)));
+    this.total.fill(NaN);
     this.lastError = new Array<ReadError | undefined>(n).fill(undefined);
     this.ring = new Float64Array(n * INITIAL_ROOM * FIELDS);
-    this.head = new Uint32Array(n);
-    this.count = new Uint32Array(n);
-    this.sumNs = new Float64Array(n);
-    this.sumDelta = new Float64Array(n);
   }
 
   get length(): number {

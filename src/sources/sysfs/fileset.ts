@@ -11,6 +11,7 @@ import type { CounterReadings, CounterSourceKind, CounterSpec, CounterValue, Por
 import { NOT_A_COUNTER, type Op, OpBatch, type Results, isDirectoryMode } from '../../reads/ops.js';
 import { OneRound, type ReadProgram, answer, read } from '../../reads/program.js';
 import type { ReadError } from '../../reads/errors.js';
+import { carve } from '../../typed-arrays.js';
 
 export interface CounterFile {
   readonly spec: CounterSpec;
@@ -71,10 +72,9 @@ export class FileCounterSet implements PortCounterSet {
   ) {
     this.counters = files.map((f) => f.spec);
     const reads: Op[] = [];
-    this.opIndex = Int32Array.from(handles, (h) => ('fd' in h ? reads.push({ kind: 'preadCounter', fd: h.fd, max: COUNTER_READ_BYTES }) - 1 : -1));
-    this.status = new Int32Array(files.length);
-    this.low = new Uint32Array(files.length);
-    this.high = new Uint32Array(files.length);
+    const n = files.length;
+    ({ opIndex: this.opIndex, status: this.status, low: this.low, high: this.high } = carve({ opIndex: ['i32', n], status: ['i32', n], low: ['u32', n], high: ['u32', n] }));
+    handles.forEach((h, i) => (this.opIndex[i] = 'fd' in h ? reads.push({ kind: 'preadCounter', fd: h.fd, max: COUNTER_READ_BYTES }) - 1 : -1));
     this.errors = handles.map((h) => ('openError' in h ? h.openError : undefined));
     this.readings = { low: this.low, high: this.high, errors: this.errors };
     this.read = { kind: 'readings', counters: this.counters, readings: this.readings };
