@@ -1,5 +1,4 @@
 /** mxl-fabric-exporter: `serve` (default), `calc`, `check`, `devices`, `connections`, `version`. */
-import { runCalc } from './calc.js';
 import { processIo, type Io } from './io.js';
 import { BUILD } from '../build-info.js';
 
@@ -19,7 +18,7 @@ Run \`mxl-fabric-exporter <command> --help\` for a command's flags.
 type Command = (argv: string[], io: Io) => number | Promise<number>;
 
 const commands: Record<string, () => Promise<Command>> = {
-  calc: () => Promise.resolve(runCalc),
+  calc: async () => (await import('./calc.js')).runCalc,
   serve: async () => (await import('./serve.js')).runServe,
   check: async () => (await import('./check.js')).runCheck,
   devices: async () => (await import('./devices.js')).runDevices,
