@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { sleep } from '../lib/machine.mjs';
 import { runJson, startHarness } from '../lib/processes.mjs';
 import { summarizeProfile } from '../lib/profile.mjs';
-import { CLK_TCK, procCpuTicks, procMemory, round, roundAll } from '../lib/stats.mjs';
+import { CLK_TCK, procCpuTicks, procMemoryOver, round, roundAll } from '../lib/stats.mjs';
 import { f, mb, profileTables, ratio, table } from '../lib/table.mjs';
 
 export const name = 'steady-cost';
@@ -53,16 +53,16 @@ function threadSplit(pid, a, b, seconds) {
   return { source: [...b.values()].every((t) => t.runNs !== undefined) ? 'schedstat' : 'stat', main: sum('main'), reader: sum('mfe-reader'), other: sum('other'), threads: threads.sort((x, y) => y.msPerSecond - x.msPerSecond) };
 }
 
-/** RSS of the stack floor (lib/stack-floor.mjs), `settleMs` after it is ready, as the daemon's is read. */
-async function stackFloorRss(ctx, settleMs) {
+/** RSS of the stack floor (lib/stack-floor.mjs) over the `windowMs` up to `settleMs` after it is ready, as the daemon's is read. */
+async function stackFloorRss(ctx, settleMs, windowMs) {
   const child = fork(path.join(ctx.benchDir, 'lib', 'stack-floor.mjs'), [], { cwd: ctx.root, execArgv: ctx.nodeFlags, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   try {
     await new Promise((resolve, reject) => {
       child.once('message', resolve);
       child.once('exit', (code) => reject(new Error(`stack floor exited (${code})`)));
     });
-    await sleep(settleMs);
-    return procMemory(child.pid);
+    await sleep(settleMs - windowMs);
+    return await procMemoryOver(child.pid, windowMs / 1000);
   } finally {
     await new Promise((resolve) => {
       child.once('exit', resolve);
@@ -71,29 +71,30 @@ async function stackFloorRss(ctx, settleMs) {
   }
 }
 
-/** The daemon's RSS `settleMs` after it is ready (sampling every second, no scrape). */
-async function daemonRss(ctx, tree, config, settleMs) {
+/** The daemon's RSS over the `windowMs` up to `settleMs` after it is ready (sampling every second, no scrape). */
+async function daemonRss(ctx, tree, config, settleMs, windowMs) {
   const h = startHarness(ctx, config, tree);
   try {
     const ready = await h.ready;
-    await sleep(settleMs);
+    await sleep(settleMs - windowMs);
+    const memory = await procMemoryOver(h.child.pid, windowMs / 1000);
     const report = await h.ask('report');
-    return { ...procMemory(h.child.pid), startMs: round(ready.startMs, 1), flows: report.flows, ports: report.sampledPorts };
+    return { ...memory, startMs: round(ready.startMs, 1), flows: report.flows, ports: report.sampledPorts };
   } finally {
     await h.stop();
   }
 }
 
-/** Whole-process and per-thread CPU of `pid` over the next `seconds`. */
+/** Whole-process and per-thread CPU of `pid` over the next `seconds`, and its RSS over them (procMemoryOver()). */
 async function cpuWindow(pid, seconds) {
   const c0 = procCpuTicks(pid);
   const th0 = threadCpu(pid);
   const t0 = Date.now();
-  await sleep(seconds * 1000);
+  const memory = await procMemoryOver(pid, seconds);
   const c1 = procCpuTicks(pid);
   const th1 = threadCpu(pid);
   const s = (Date.now() - t0) / 1000;
-  return { seconds: round(s, 1), cpuMsPerSecond: round((((c1 - c0) * 1000) / CLK_TCK) / s, 3), threads: threadSplit(pid, th0, th1, s) };
+  return { seconds: round(s, 1), cpuMsPerSecond: round((((c1 - c0) * 1000) / CLK_TCK) / s, 3), threads: threadSplit(pid, th0, th1, s), memory };
 }
 
 /** When the steady window starts, after the daemon is ready: the warm-up, or the end of the first window. */
@@ -119,8 +120,7 @@ async function daemon(ctx, tree, config) {
     const first = await cpuWindow(pid, opts.steadyCostSeconds);
     await sleep(Math.max(0, readyAt + steadyStartMs(opts) - Date.now()));
     await h.ask('reset', { eld: false });
-    const steady = await cpuWindow(pid, opts.steadyCostSeconds);
-    const memory = procMemory(pid);
+    const { memory, ...steady } = await cpuWindow(pid, opts.steadyCostSeconds);
     const report = await h.ask('report');
     await h.ask('reset');
     await sleep(opts.steadyCostSeconds * 1000);
@@ -158,11 +158,12 @@ export async function run(ctx) {
   // The same pass 1 s apart, as the daemon samples: cold caches and a wake-up every tick.
   const atInterval = runJson(ctx.root, ctx.floorBin, [list, String(opts.steadyCostSeconds), '1000'], 'floor at 1 s');
   const d = await ctx.measured(() => daemon(ctx, tree, ctx.configs[1000][big]));
-  // Every RSS is read the same time after its process is ready: when the daemon's steady window ended.
-  const settleMs = steadyStartMs(opts) + opts.steadyCostSeconds * 1000;
-  const stack = await ctx.measured(() => stackFloorRss(ctx, settleMs));
+  // Every RSS is read over the same stretch after its process is ready: the daemon's steady window.
+  const windowMs = opts.steadyCostSeconds * 1000;
+  const settleMs = steadyStartMs(opts) + windowMs;
+  const stack = await ctx.measured(() => stackFloorRss(ctx, settleMs, windowMs));
   const rss = { 1000: d.memory };
-  if (many) rss[10000] = await ctx.measured(() => daemonRss(ctx, tree, many, settleMs));
+  if (many) rss[10000] = await ctx.measured(() => daemonRss(ctx, tree, many, settleMs, windowMs));
   return { ports: big, files: floor.files, floor: { passMs: round(floor.pread.cpuNsPerTick / 1e6, 4), spacedPassMs: round(floor.pread_spaced?.cpuNsPerTick / 1e6, 4), intervalPassMs: round(atInterval.pread_interval.cpuNsPerTick / 1e6, 4) }, daemon: d, stackFloor: stack, rss };
 }
 
@@ -173,14 +174,15 @@ export function print(r, { opts }) {
   const warm = d.warmupSeconds ?? 3;
   const out = ['', `Steady cost (issue 22): the daemon sampling every 1 s, no scrapes, ${sc.ports} ports (${sc.files} counter files), ${d.flows} flows; whole-process CPU from /proc/<pid>/stat over ${d.seconds} s,`,
     `steady: from ${warm} s after start (${d.ticks} ticks); first: from 3 s after start (V8 still compiling); per thread from /proc/<pid>/task/*/${d.threads.source}; no event-loop monitor in either window,`,
-    `ELD from a third window of the same length; floor = bench/floor.c, one pread pass over the same files (back to back, 10 ms apart, 1 s apart as the daemon samples); RSS read ${f(warm + d.seconds, 0)} s after each process was ready`];
+    `ELD from a third window of the same length; floor = bench/floor.c, one pread pass over the same files (back to back, 10 ms apart, 1 s apart as the daemon samples); RSS: the median of one reading a second from ${f(warm, 0)} to ${f(warm + d.seconds, 0)} s after each process was ready`];
   const row = (name, w, withTick) => [name, f(d.otherCpuShare * 100, 0), f(w.cpuMsPerSecond, 2), f(sc.floor.passMs, 3), f(ratio(w.cpuMsPerSecond, sc.floor.passMs), 1), f(ratio(w.cpuMsPerSecond, sc.floor.spacedPassMs), 1),
     f(sc.floor.intervalPassMs, 3), f(ratio(w.cpuMsPerSecond, sc.floor.intervalPassMs), 1), f(w.threads.main, 2), f(w.threads.reader, 2), f(w.threads.other, 2), withTick ? f(d.tickMs.p50) : '', withTick ? f(d.eventLoopDelayMs.p99) : '', withTick ? f(d.eventLoopDelayMs.max) : ''];
   out.push(table(['', 'other CPU %', 'CPU ms/s', 'floor pass ms', 'x floor', 'x spaced floor', '1 s floor pass ms', 'x 1 s floor', 'main ms/s', 'mfe-reader ms/s', 'other threads ms/s', 'tick ms p50', 'ELD p99', 'ELD max'],
     [row('daemon, steady', d, true), ...(d.first ? [row('daemon, first window', d.first, false)] : [])]));
-  out.push(table(['RSS', 'MB', 'over the floor MB'], [
-    ['stack floor (node + express, prom-client, pino, yaml, koffi)', mb(sc.stackFloor.rssBytes), '-'],
-    ...Object.entries(sc.rss).map(([n, m]) => [`daemon, ${n} flows`, mb(m.rssBytes), mb(m.rssBytes - sc.stackFloor.rssBytes)]),
+  const range = (m) => (m.rssMinBytes === undefined ? '-' : `${mb(m.rssMinBytes)}-${mb(m.rssMaxBytes)}`);
+  out.push(table(['RSS', 'MB', 'min-max MB', 'over the floor MB'], [
+    ['stack floor (node + express, prom-client, pino, yaml, koffi)', mb(sc.stackFloor.rssBytes), range(sc.stackFloor), '-'],
+    ...Object.entries(sc.rss).map(([n, m]) => [`daemon, ${n} flows`, mb(m.rssBytes), range(m), mb(m.rssBytes - sc.stackFloor.rssBytes)]),
   ]));
   if (d.profile) out.push(...profileTables(`Profile: steady cost, 10 s of sampling (${d.profile.file}); self time by file, top functions`, d.profile));
   return out;

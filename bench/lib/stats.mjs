@@ -27,6 +27,23 @@ export function procMemory(pid) {
   return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
 }
 
+/**
+ * VmRSS of a process once a second for `seconds`: the median, with the range beside it. One
+ * reading lands wherever V8's collections and the ticks happen to be; on the AMD VM of issue 22's
+ * fifth round, single readings of the same daemon moved by 1-2 MB from one run to the next.
+ */
+export async function procMemoryOver(pid, seconds) {
+  const rss = [];
+  const end = Date.now() + seconds * 1000;
+  for (;;) {
+    rss.push(procMemory(pid).rssBytes);
+    const left = end - Date.now();
+    if (left <= 0) break;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, left)));
+  }
+  return { rssBytes: percentile(rss, 50), rssMinBytes: Math.min(...rss), rssMaxBytes: Math.max(...rss), samples: rss.length, peakRssBytes: procMemory(pid).peakRssBytes };
+}
+
 /** Clock ticks per second for /proc/<pid>/stat (sysconf(_SC_CLK_TCK)); 100 on every Linux port Node runs on. */
 export const CLK_TCK = 100;
 
