@@ -1,5 +1,6 @@
 /** Small measurement helpers shared by the benchmark scripts. */
 import * as fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Linear-interpolated percentile of unsorted numbers (p in 0..100). */
 export function percentile(values, p) {
@@ -35,13 +36,15 @@ export function procMemory(pid) {
 export async function procMemoryOver(pid, seconds) {
   const rss = [];
   const end = Date.now() + seconds * 1000;
+  let last;
   for (;;) {
-    rss.push(procMemory(pid).rssBytes);
+    last = procMemory(pid);
+    rss.push(last.rssBytes);
     const left = end - Date.now();
     if (left <= 0) break;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, left)));
+    await sleep(Math.min(1000, left));
   }
-  return { rssBytes: percentile(rss, 50), rssMinBytes: Math.min(...rss), rssMaxBytes: Math.max(...rss), samples: rss.length, peakRssBytes: procMemory(pid).peakRssBytes };
+  return { rssBytes: percentile(rss, 50), rssMinBytes: Math.min(...rss), rssMaxBytes: Math.max(...rss), samples: rss.length, peakRssBytes: last.peakRssBytes };
 }
 
 /** Clock ticks per second for /proc/<pid>/stat (sysconf(_SC_CLK_TCK)); 100 on every Linux port Node runs on. */
