@@ -5,7 +5,7 @@
 #   DEST/native/build/libmfe-reader.so  the bounded reader (src/reads/native.ts loads it from
 #                                       dist/../native/build): without it every read runs on the
 #                                       event loop with no timeout, so its absence stops the stage
-#   DEST/config/, package.json, package-lock.json, README.md
+#   DEST/config/, package.json, package-lock.json, README.md and docs/ (the unit's Documentation=)
 #   DEST/node_modules/                  production dependencies only, from the lockfile
 # Run it after `npm ci` (which builds dist/ and the reader). The reader is built here, for this
 # machine's C library: stage on the target, or on a machine whose glibc is no newer than the
@@ -22,7 +22,7 @@ for f in dist/cli/main.js dist/build.json "$reader"; do
   fi
 done
 mkdir -p "$dest/native/build"
-cp -r dist config package.json package-lock.json README.md "$dest"/
+cp -r dist config docs package.json package-lock.json README.md "$dest"/
 cp "$reader" "$dest/$reader"
 # Production dependencies only, from the lockfile and npm's cache; no install scripts run
 # (koffi ships its prebuilt native module in the package; `prepare` would rebuild dist/).

@@ -7,7 +7,7 @@
 //   node deploy/kubernetes/build-prometheusrule.mjs --check   exit 1 if the file is out of date
 //   node deploy/kubernetes/build-prometheusrule.mjs --runbook-base=URL [--output=FILE]
 //       adds runbook_url: URL#<alert name in lower case> to every alert, for where your copy of
-//       the README's Runbook lives (its headings are the alert names). The rule files carry no
+//       docs/alerts.md lives (its headings are the alert names). The rule files carry no
 //       runbook_url: this repository has no address of its own to invent one from.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

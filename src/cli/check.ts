@@ -81,7 +81,7 @@ export function runCheck(argv: string[], io: Io, opts: CheckOptions = {}): numbe
   const byKey = new Map(hostPorts.map((a) => [portKey(a), a]));
   const samples = new Map(sampled.map((p) => [portKey(p.ref), p]));
   const assumptions = assumptionsOnce(sysfsRoot, sampled);
-  // The connections first: under bind: auto they say where each flow found runs (README "Connections").
+  // The connections first: under bind: auto they say where each flow found runs (docs/connections.md).
   const connections = config.connections.enabled ? observeConnections(config, str(flags, 'path.proc')!, 1000, opts) : undefined;
   const { summaries, bindings, unbound } = lookAtDomains(config, (path, flowId) => connections?.placements(path, flowId) ?? []);
   const planner = new Planner(config);

@@ -19,7 +19,7 @@ import type { SampledPort } from '../sampler/sampler.js';
 import type { PortAssumptions } from '../health/assumptions.js';
 import { ecnFinding, pfcFinding, vlanFinding } from '../health/check.js';
 
-/** `warn` is reported but does not fail provisioning (host assumptions, README "Fabric health"). */
+/** `warn` is reported but does not fail provisioning (host assumptions, docs/fabric-health.md). */
 export type Verdict = 'ok' | 'warn' | 'fail' | 'unknown';
 
 export interface Finding {

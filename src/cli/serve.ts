@@ -76,7 +76,7 @@ export function checkConfigFile(file: string, given: boolean): void {
   if (existsSync(file)) return;
   const how = given ? '' : ' (the default --config.file)';
   throw new UsageError(`config file ${file}${how} does not exist; give --config.file=FILE. ` +
-    'To try the exporter, the shipped example is config/example.yaml (npm start uses it); README "Configuration" describes the keys');
+    'To try the exporter, the shipped example is config/example.yaml (npm start uses it); docs/configuration.md describes the keys');
 }
 
 /** Before anything is probed: a bad address is a usage error (exit 2), as every flag's is. */

@@ -41,7 +41,7 @@ export interface FlowBinding {
   readonly transfer?: TransferOptions;
   /** A configured flow's own `expect:`, or the expectation of the domain a flow was found in; resolved in predictions/expected.ts. */
   readonly expect: Expect | undefined;
-  /** `peer:` the target's `address:port`: the connection to or from it carries this flow (README: Connections). */
+  /** `peer:` the target's `address:port`: the connection to or from it carries this flow (docs/connections.md). */
   readonly peer?: string;
 }
 
@@ -68,7 +68,7 @@ export interface BoundDomainConfig extends DomainBase {
 
 /**
  * `bind: auto`: each flow found is bound to the port and direction of the RDMA connection that
- * carries it (README "Connections"), and moves with it; a device, port or direction given only
+ * carries it (docs/connections.md), and moves with it; a device, port or direction given only
  * narrows which connections may bind it.
  */
 interface AutoDomainConfig extends DomainBase {
@@ -87,14 +87,14 @@ export interface Placement {
   readonly direction: Direction;
 }
 
-/** RDMA connections from the kernel's restrack tables (README: Connections). */
+/** RDMA connections from the kernel's restrack tables (docs/connections.md). */
 interface ConnectionsConfig {
   readonly enabled: boolean;
   /** Between reads of every device's QP and cm_id dumps; default: the sampling interval. */
   readonly intervalMs: number;
 }
 
-/** What the exposition keeps (README "Series budget"). */
+/** What the exposition keeps (docs/configuration.md, "Series budget"). */
 export interface MetricsConfig {
   /** Layers of flow_predicted_bytes_per_second exported, in LAYERS order; may be empty. */
   readonly flowLayers: readonly Layer[];

@@ -1,5 +1,5 @@
 /**
- * Connection families (README "Connections"): what the kernel's restrack tables show per RDMA
+ * Connection families (docs/connections.md): what the kernel's restrack tables show per RDMA
  * connection, and how much of each port's traffic the connections account for. Read from the
  * ConnectionMonitor in the exporter state; absent when connections are off or unreadable.
  */

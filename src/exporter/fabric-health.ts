@@ -1,5 +1,5 @@
 /**
- * Fabric-health families (README "Fabric health"): congestion, pause, transport errors and
+ * Fabric-health families (docs/fabric-health.md): congestion, pause, transport errors and
  * discards in one vocabulary across drivers, and the host assumptions the model relies on.
  * Each vocabulary series carries the driver's own counter name (`counter`) and its `source`.
  */
@@ -21,8 +21,8 @@ export const FABRIC_HEALTH_FAMILIES: readonly Family[] = [
   { name: 'port_cnp_ignored_total', help: 'CNPs the port received and ignored; rising means the adapter\'s congestion reaction (ECN/DCQCN) is off.', type: 'counter', changes: 'tick', read: vocabulary('cnp_ignored') },
   { name: 'port_pause_frames_total', help: 'Pause frames per direction and priority (0..7: PFC; global: 802.3x link pause); rx: the peer paused this port.', type: 'counter', changes: 'tick', read: vocabulary('pause_frames') },
   { name: 'port_pause_duration_seconds_total', help: 'Time paused per direction and priority, where the driver counts it.', type: 'counter', changes: 'tick', read: vocabulary('pause_duration') },
-  { name: 'port_transport_errors_total', help: 'RDMA transport errors and retries by kind (README "Fabric health").', type: 'counter', changes: 'tick', read: vocabulary('transport_errors') },
-  { name: 'port_discards_total', help: 'Packets the port dropped, by direction and reason (README "Fabric health").', type: 'counter', changes: 'tick', read: vocabulary('discards') },
+  { name: 'port_transport_errors_total', help: 'RDMA transport errors and retries by kind (docs/fabric-health.md).', type: 'counter', changes: 'tick', read: vocabulary('transport_errors') },
+  { name: 'port_discards_total', help: 'Packets the port dropped, by direction and reason (docs/fabric-health.md).', type: 'counter', changes: 'tick', read: vocabulary('discards') },
   { name: 'port_pfc_enabled', help: 'Whether PFC is enabled on a priority of the port\'s netdev (DCB netlink, IEEE 802.1Qaz); absent when the netdev has no DCB.', type: 'gauge', changes: 'tick', read: (views, state) =>
     views.flatMap((v) => {
       const pfc = state.assumptions?.get(portKey(v))?.pfc;

@@ -1,5 +1,5 @@
 /**
- * The exporter's own metric families (names are a contract: README "Metrics"), in exposition
+ * The exporter's own metric families (names are a contract: docs/metrics.md), in exposition
  * order. Every family is a view over the exporter's state; nothing is stored in label maps, so a
  * vanished port or flow simply stops being reported.
  */

@@ -1,5 +1,5 @@
 /**
- * One metric family of the exporter's own (README "Metrics"): its name (without the
+ * One metric family of the exporter's own (docs/metrics.md): its name (without the
  * `mxl_fabric_` prefix, written out in full so that `grep -rn port_stat_total src/` finds it),
  * help, type, when its samples can change, and how to read them from the exporter's state.
  */

@@ -1,5 +1,5 @@
 /**
- * Metric families for flow state and expectation (README "Metrics", "Flow state"): which flows
+ * Metric families for flow state and expectation (docs/metrics.md, docs/flows-and-domains.md): which flows
  * are live, which are expected, what each port's prediction counts now and what it leaves
  * unexplained. Appended to the exporter's families in families.ts.
  */

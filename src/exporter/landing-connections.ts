@@ -1,5 +1,5 @@
 /**
- * The landing page's Connections section (README "Connections"): one row per RDMA connection the
+ * The landing page's Connections section (docs/connections.md): one row per RDMA connection the
  * kernel tracks, with the flow it carries, its process, addresses, state, and its packets per
  * second measured from PSNs beside the flow's prediction; plus why flows may be missing (no
  * ptrace access to maps, unreadable tables).

@@ -205,7 +205,7 @@ td.ok{background:#dff0d8}td.bad{background:#f8d7da;color:#721c24;font-weight:600
 .alarm{background:#f8d7da;color:#721c24;font-weight:600;padding:8px;border:1px solid #c66}.meta{color:#444}
 nav>a{margin-right:1em}.units a.current{font-weight:bold;text-decoration:none;color:#1b1b1b}`;
 
-/** An exporter without its bounded reader says so in red, first (README "Install"). */
+/** An exporter without its bounded reader says so in red, first (docs/deploy.md, "Install"). */
 function readerAlarm(state: ExporterState): string {
   const reader = state.sampler?.reader;
   if (!reader || reader.mode === 'native') return '';

@@ -53,9 +53,9 @@ export interface ExporterState {
   readonly domains: DomainMonitor | undefined;
   /** Said on / and in the log when the host shows no RDMA port. */
   readonly rdmaNote: string | undefined;
-  /** Host assumptions per port ("device/port"): VLAN, PFC (README "Fabric health"). */
+  /** Host assumptions per port ("device/port"): VLAN, PFC (docs/fabric-health.md). */
   readonly assumptions?: ReadonlyMap<string, PortAssumptions>;
-  /** RDMA connections from restrack (README "Connections"); absent when `connections.enabled` is false. */
+  /** RDMA connections from restrack (docs/connections.md); absent when `connections.enabled` is false. */
   readonly connections?: ConnectionMonitor;
 }
 

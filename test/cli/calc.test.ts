@@ -167,7 +167,7 @@ describe('calc flags', () => {
     expect(table.out.split('\n')[2]).toMatch(/\srdma_rocev2_mxl_v1\s/);
     const def = (JSON.parse(run(...audio, '--output', 'json').out) as { provider: string; packetsPerSecond: number; bytesPerSecond: { wire: number } }[])[0]!;
     expect(def.provider).toBe('rdma_rocev2_mxl_v1');
-    // README "The model": 16-channel 48 kHz audio at 1 ms, 28.664 Mb/s and 5,010 pkt/s (seed: 25.232 Mb/s, 1,000 pkt/s).
+    // docs/model.md: 16-channel 48 kHz audio at 1 ms, 28.664 Mb/s and 5,010 pkt/s (seed: 25.232 Mb/s, 1,000 pkt/s).
     expect(def.packetsPerSecond).toBeCloseTo(5010, 0);
     expect(def.bytesPerSecond.wire * 8 / 1e6).toBeCloseTo(28.664, 3);
     const seed = (JSON.parse(run(...audio, '--output', 'json', '--provider', 'rdma_rocev2').out) as { packetsPerSecond: number; bytesPerSecond: { wire: number } }[])[0]!;

@@ -43,7 +43,7 @@ describe('serve', () => {
     const r = spawnSync(process.execPath, [MAIN, 'serve', `--path.sysfs=${SYSFS}`], { encoding: 'utf8', timeout: 10_000 });
     expect(r.status).toBe(2);
     expect(r.stderr).toBe('serve: config file /etc/mxl-fabric-exporter/config.yaml (the default --config.file) does not exist; give --config.file=FILE. ' +
-      'To try the exporter, the shipped example is config/example.yaml (npm start uses it); README "Configuration" describes the keys\n');
+      'To try the exporter, the shipped example is config/example.yaml (npm start uses it); docs/configuration.md describes the keys\n');
   });
 
   it('--web.listen-address 9842 (no host:port form) exits 2 with a clear message, before loading or probing anything', () => {

@@ -1,4 +1,4 @@
-/** metrics.flow_layers: the layers of flow_predicted_bytes_per_second kept (README "Series budget"). */
+/** metrics.flow_layers: the layers of flow_predicted_bytes_per_second kept (docs/configuration.md, "Series budget"). */
 import { describe, it, expect } from 'vitest';
 import { DEFAULT_FLOW_LAYERS, parseConfig } from '../../src/config/load.js';
 import { configProblems } from './problems.js';

@@ -1,5 +1,5 @@
 /**
- * A facility end to end (README "A facility"): 8 real exporters (built dist/, child processes on
+ * A facility end to end (docs/facility.md): 8 real exporters (built dist/, child processes on
  * fixture sysfs trees and MXL domains the test writes) as the hosts of two sites, one Prometheus
  * agent per site (deploy/prometheus/agent.yml: `site` from external_labels, remote_write) into a
  * central Prometheus (central.yml, the shipped rules with short `for:`), a real Alertmanager

@@ -61,7 +61,7 @@ function stop(p: Proc | undefined): Promise<void> {
 }
 
 /**
- * Recording rules over the RDMA connections the kernel tracks (README "Connections"): this host
+ * Recording rules over the RDMA connections the kernel tracks (docs/connections.md): this host
  * has no RDMA, so the exporter here has no connection and they stay empty; promtool's unit tests
  * (deploy/prometheus/tests/facility.test.yml) give them data instead.
  */
@@ -316,6 +316,6 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
     expect(alert.annotations.description).not.toMatch(/error/i);
     expect(alert.annotations.description).toMatch(/drift tolerance of 5%/);
     expect(alert.annotations.description).toMatch(/Predicted [\d.]+[kMG]?\/s at layer l2\. Measured [\d.]+[kMG]?\/s\./);
-    expect(alert.annotations.runbook_url).toBeUndefined(); // no invented URL (README "Runbook")
+    expect(alert.annotations.runbook_url).toBeUndefined(); // no invented URL (docs/alerts.md)
   });
 });

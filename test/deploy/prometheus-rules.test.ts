@@ -5,6 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ROOT, tool } from './tools.js';
+import { headings } from '../contract/markdown.js';
 
 const PROM = join(ROOT, 'deploy', 'prometheus');
 const RULE_FILES = ['rules/recording.yml', 'rules/alerts.yml'].map((f) => join(PROM, f));
@@ -15,10 +16,6 @@ interface Rule { alert?: string; record?: string; expr: string; for?: string; la
 const rulesOf = (file: string): Rule[] => (parse(readFileSync(file, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
 const ALERTS = rulesOf(join(PROM, 'rules', 'alerts.yml')).filter((r) => r.alert);
 
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-export function githubSlug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
-}
 
 describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
   it.skipIf(promtool.skip)('promtool check rules accepts both rule files', () => {
@@ -71,13 +68,12 @@ describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
     }
   });
 
-  it("build-prometheusrule.mjs --runbook-base adds runbook_url per alert, each anchor a heading of the README's runbook; without it none", async () => {
-    const anchors = new Set<string>();
-    for (const m of readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/^#{1,6}\s+(.+)$/gm)) anchors.add(githubSlug(m[1]!));
+  it("build-prometheusrule.mjs --runbook-base adds runbook_url per alert, each anchor a heading of docs/alerts.md; without it none", async () => {
+    const anchors = new Set(headings(readFileSync(join(ROOT, 'docs', 'alerts.md'), 'utf8')).map((h) => h.anchor));
     const { build } = (await import('../../deploy/kubernetes/build-prometheusrule.mjs')) as { build(o?: { runbookBase?: string }): string };
     type Built = { spec: { groups: { rules: Rule[] }[] } };
     const alerts = (text: string): Rule[] => (parse(text.replace(/^#.*\n/gm, '')) as Built).spec.groups.flatMap((g) => g.rules).filter((r) => r.alert);
-    const base = 'https://git.example.net/mfe/README.md';
+    const base = 'https://git.example.net/mfe/docs/alerts.md';
     const built = alerts(build({ runbookBase: base }));
     expect(built.map((a) => a.alert)).toEqual(ALERTS.map((a) => a.alert));
     for (const a of built) {

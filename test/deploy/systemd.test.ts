@@ -83,7 +83,7 @@ describe('deploy/systemd unit', () => {
     expect(get('DynamicUser')).toEqual(['yes']);
     expect(get('User')).toEqual(['mxl-fabric-exporter']);
     for (const [k, v] of Object.entries({
-      // CAP_SYS_PTRACE only: another user's /proc/PID/maps (README "Connections").
+      // CAP_SYS_PTRACE only: another user's /proc/PID/maps (docs/connections.md).
       NoNewPrivileges: 'yes', CapabilityBoundingSet: 'CAP_SYS_PTRACE', AmbientCapabilities: 'CAP_SYS_PTRACE', ProtectProc: 'ptraceable', ProtectSystem: 'strict', ProtectHome: 'yes',
       PrivateTmp: 'yes', ReadOnlyPaths: '/sys', PrivateDevices: 'no', DevicePolicy: 'closed', DeviceAllow: 'char-infiniband_verbs rw',
       RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX AF_NETLINK',

@@ -4,7 +4,7 @@
  * drift and utilisation against tolerance and headroom, the units toggle, and that the page
  * reloads itself.
  *
- * The README's screenshot (docs/landing.png) is this page; to take it again:
+ * The README's screenshot (docs/landing.png, also in docs/landing-page.md) is this page; to take it again:
  *   UPDATE_SCREENSHOT=1 npx vitest run test/exporter/landing-browser.test.ts
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The series budget (README "Series budget"): series per configured flow binding and per port,
+ * The series budget (docs/configuration.md, "Series budget"): series per configured flow binding and per port,
  * counted on a live scrape of the real daemon, at the default `metrics.flow_layers`, at its
  * minimum (`[]`) and with every layer. Per-flow series are those with a `flow_id` label; the
  * per-port ones have `device` and `port` and no `flow_id`.

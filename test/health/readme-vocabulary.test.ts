@@ -1,4 +1,4 @@
-/** The README's per-driver vocabulary table is the tables' own content (no name documented by hand). */
+/** docs/fabric-health.md's per-driver vocabulary table is the tables' own content (no name documented by hand). */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,8 +35,8 @@ export function vocabularyMarkdown(): string {
   return rows.join('\n');
 }
 
-describe('README fabric-health vocabulary', () => {
-  const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+describe('docs/fabric-health.md vocabulary', () => {
+  const readme = readFileSync(join(__dirname, '..', '..', 'docs', 'fabric-health.md'), 'utf8');
   it('contains the per-driver table generated from the vocabulary tables', () => {
     expect(readme).toContain(vocabularyMarkdown());
   });

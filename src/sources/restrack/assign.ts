@@ -98,7 +98,7 @@ function carriedIn(cs: readonly Connection[], mapped: MappedFlowsRead | undefine
 /**
  * A process whose flows and connections the per-flow join could not pair (several flows and
  * several connections one way, no `peer:` pin deciding): compared as a whole instead, its flows'
- * predictions summed against its connections' packets (README "Connections").
+ * predictions summed against its connections' packets (docs/connections.md).
  */
 export interface ProcessShare {
   readonly pid: number;

@@ -3,7 +3,7 @@
  *
  * A driver counter either means one of these families (with its labels) or nothing here, in
  * which case it stays a raw `port_stat_total` series as before. The sets of `kind` and `reason`
- * values are defined once, here, and documented in the README ("Fabric health").
+ * values are defined once, here, and documented in docs/fabric-health.md.
  */
 import type { Direction } from '../types.js';
 
