@@ -248,39 +248,39 @@ function bindingMismatches(state: ExporterState): Sample[] {
 }
 
 export const CONNECTION_FAMILIES: readonly Family[] = [
-  { name: 'flow_measured_packets_per_second', help: 'Packets per second of the RDMA connections that carry a flow, from their PSNs over the last connections interval (source="connection").', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'flow_measured_packets_per_second', help: 'Packets per second of the RDMA connections that carry a flow, from their PSNs over the last connections interval (source="connection").', type: 'gauge', labels: ['flow_id', 'device', 'port', 'direction', 'source'], changes: 'tick', read: (_v, state) =>
     flowConnectionRates(state.connections).map((f) => ({
       labels: { flow_id: f.flowId, device: f.device, port: String(f.port), direction: f.direction, source: 'connection' }, value: f.rate,
     })) },
-  { name: 'connection_info', help: 'An RDMA connection the kernel tracks (a QP, with its cm_id when it has one); always 1. process, container and flow_id are empty when unknown.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'connection_info', help: 'An RDMA connection the kernel tracks (a QP, with its cm_id when it has one); always 1. process, container and flow_id are empty when unknown.', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid', 'direction', 'qp_type', 'process', 'container', 'flow_id'], changes: 'tick', read: (_v, state) =>
     present(state).map(({ c, labels }) => ({
       labels: { ...labels, direction: directionOf(c), qp_type: c.obs.qpType, ...ownerLabels(state.connections, c) },
       value: 1,
     })) },
-  { name: 'connection_up', help: 'Whether the connection\'s QP is in RTS (1); 0 in any other state, or once it vanished (kept for a while).', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'connection_up', help: 'Whether the connection\'s QP is in RTS (1); 0 in any other state, or once it vanished (kept for a while).', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
     connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.present && c.obs.state === QP_UP_STATE ? 1 : 0 })) },
-  { name: 'connection_state', help: 'The connection\'s QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR); 1 for the current one.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'connection_state', help: 'The connection\'s QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR); 1 for the current one.', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid', 'state'], changes: 'tick', read: (_v, state) =>
     present(state).map(({ c, labels }) => ({ labels: { ...labels, state: c.obs.state }, value: 1 })) },
-  { name: 'connection_sent_packets_total', help: 'Packets the connection sent, from its sq_psn (24-bit, counted modulo 2^24 from the highest seen; from first sight).', type: 'counter', changes: 'tick', read: (_v, state) =>
+  { name: 'connection_sent_packets_total', help: 'Packets the connection sent, from its sq_psn (24-bit, counted modulo 2^24 from the highest seen; from first sight).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
     connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.sent.packets })) },
-  { name: 'connection_received_packets_total', help: 'Packets the connection received, from its rq_psn (RC/UC QPs only).', type: 'counter', changes: 'tick', read: (_v, state) =>
+  { name: 'connection_received_packets_total', help: 'Packets the connection received, from its rq_psn (RC/UC QPs only).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
     connectionSeries(state.connections).flatMap(({ c, labels }) => (c.received ? [{ labels, value: c.received.packets }] : [])) },
-  { name: 'connection_psn_rewinds_total', help: 'Reads that found a PSN (send or receive) behind the highest seen: retries, counted, never negative traffic.', type: 'counter', changes: 'tick', read: (_v, state) =>
+  { name: 'connection_psn_rewinds_total', help: 'Reads that found a PSN (send or receive) behind the highest seen: retries, counted, never negative traffic.', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
     connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.sent.rewinds + (c.received?.rewinds ?? 0) })) },
-  { name: 'connection_restarts_total', help: 'Times the connection came back with a new QP number under the same identity (an endpoint restart).', type: 'counter', changes: 'tick', read: (_v, state) =>
+  { name: 'connection_restarts_total', help: 'Times the connection came back with a new QP number under the same identity (an endpoint restart).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
     connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.restarts })) },
-  { name: 'process_measured_packets_per_second', help: 'Packets per second of a process\'s RDMA connections that no flow could be paired with (several flows, several connections one way), from their PSNs.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'process_measured_packets_per_second', help: 'Packets per second of a process\'s RDMA connections that no flow could be paired with (several flows, several connections one way), from their PSNs.', type: 'gauge', labels: ['pid', 'process', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     processRates(state).flatMap((p) => (p.measured === undefined ? [] : [{ labels: p.labels, value: p.measured }])) },
-  { name: 'process_predicted_packets_per_second', help: 'Sum of the predicted packets per second of the flows such a process maps and no connection carries, where they are bound on the port and direction of its connections.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'process_predicted_packets_per_second', help: 'Sum of the predicted packets per second of the flows such a process maps and no connection carries, where they are bound on the port and direction of its connections.', type: 'gauge', labels: ['pid', 'process', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     processRates(state).flatMap((p) => (p.predicted === undefined ? [] : [{ labels: p.labels, value: p.predicted }])) },
-  { name: 'process_drift_ratio', help: 'process_measured_packets_per_second / process_predicted_packets_per_second - 1; absent while either is unknown.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'process_drift_ratio', help: 'process_measured_packets_per_second / process_predicted_packets_per_second - 1; absent while either is unknown.', type: 'gauge', labels: ['pid', 'process', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     processRates(state).flatMap((p) => (p.measured === undefined || p.predicted === undefined || p.predicted <= 0 ? [] : [{ labels: p.labels, value: p.measured / p.predicted - 1 }])) },
-  { name: 'flow_binding_mismatch', help: 'A configured flow binding whose connection (the one that carries the flow) runs on another port or in the other direction; always 1, with where the connection runs.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'flow_binding_mismatch', help: 'A configured flow binding whose connection (the one that carries the flow) runs on another port or in the other direction; always 1, with where the connection runs.', type: 'gauge', labels: ['flow_id', 'device', 'port', 'direction', 'connection_device', 'connection_port', 'connection_direction'], changes: 'tick', read: (_v, state) =>
     bindingMismatches(state) },
-  { name: 'port_connection_coverage_ratio', help: 'Packets the port\'s connections moved (PSNs) / the packets its counters counted, both between the same two ticks over the sampling window.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'port_connection_coverage_ratio', help: 'Packets the port\'s connections moved (PSNs) / the packets its counters counted, both between the same two ticks over the sampling window.', type: 'gauge', labels: ['device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     coverage(state) },
-  { name: 'flow_connection_packets_per_grain', help: 'Packets the connections carrying a flow moved (PSNs) per grain the domain counted (headIndex; audio: per batch), both between the same two ticks over the sampling window.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'flow_connection_packets_per_grain', help: 'Packets the connections carrying a flow moved (PSNs) per grain the domain counted (headIndex; audio: per batch), both between the same two ticks over the sampling window.', type: 'gauge', labels: ['flow_id', 'domain', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     packetsPerGrain(state) },
-  { name: 'port_connection_psn_live', help: 'Whether the port\'s connections\' PSNs move with traffic (1), or stand still while the port counts packets (0: irdma); absent until known.', type: 'gauge', changes: 'tick', read: (_v, state) =>
+  { name: 'port_connection_psn_live', help: 'Whether the port\'s connections\' PSNs move with traffic (1), or stand still while the port counts packets (0: irdma); absent until known.', type: 'gauge', labels: ['device', 'port'], changes: 'tick', read: (_v, state) =>
     psnLive(state) },
 ];

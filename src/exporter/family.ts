@@ -18,10 +18,19 @@ export type Read = (views: readonly PortView[], state: ExporterState, flows: rea
 /** `plan`: reads only the plans and the config; `tick`: also what the sampler and domains saw. */
 export type Changes = 'plan' | 'tick';
 
-export interface Family {
+/** What docs/metrics.md lists of a family (scripts/metrics-doc.mjs writes it from these). */
+export interface FamilyDoc {
   readonly name: string;
   readonly help: string;
   readonly type: 'gauge' | 'counter';
+  /**
+   * The label names of its series, in the order they are printed. A series may leave some out
+   * (flow_drift_ratio's grains series carry no device, port or direction), never add one.
+   */
+  readonly labels: readonly string[];
+}
+
+export interface Family extends FamilyDoc {
   readonly changes: Changes;
   readonly read: Read;
 }

@@ -10,7 +10,7 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { BUILD } from '../build-info.js';
 import { type GzipPiece, gzipPiece, gzipStream, joinPieces } from './gzip.js';
 import { FAMILIES } from './families.js';
-import { PREFIX } from './family.js';
+import { type FamilyDoc, PREFIX } from './family.js';
 import { formatText } from './format.js';
 import { attrsLookup, buildView, flowMeasurements, type ExporterState, type PortView } from './view.js';
 
@@ -47,6 +47,13 @@ const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): bool
  * due during it (a 50 ms stall one time in ten), so a recurring stall still shows.
  */
 const EVENT_LOOP_SAMPLE_MS = 500;
+
+/** The exporter's own families that prom-client serves (beside FAMILIES): docs/metrics.md lists both. */
+export const REGISTRY_FAMILIES = [
+  { name: 'exporter_build_info', help: 'Build information; always 1.', type: 'gauge', labels: ['version', 'revision', 'nodeversion'] },
+  { name: 'exporter_config_last_reload_successful', help: 'Whether the last config (re)load succeeded (1) or kept the previous config (0).', type: 'gauge', labels: [] },
+  { name: 'exporter_config_last_reload_success_timestamp_seconds', help: 'Unix time of the last successful config load.', type: 'gauge', labels: [] },
+] as const satisfies readonly FamilyDoc[];
 
 export class Metrics {
   readonly registry = new Registry();
@@ -125,15 +132,15 @@ export class Metrics {
   }
 
   private exporterGauges(): void {
-    const gauge = (name: string, help: string, labelNames: string[], collect: (g: Gauge<string>) => void): void => {
-      new Gauge({ name: PREFIX + name, help, labelNames, registers: [this.registry], collect() { collect(this); } });
+    const values: Record<(typeof REGISTRY_FAMILIES)[number]['name'], (g: Gauge<string>) => void> = {
+      exporter_build_info: (g) => g.set({ version: BUILD.version, revision: BUILD.revision, nodeversion: BUILD.nodeVersion }, 1),
+      exporter_config_last_reload_successful: (g) => g.set(this.reload().ok ? 1 : 0),
+      exporter_config_last_reload_success_timestamp_seconds: (g) => g.set(this.reload().lastSuccessSeconds),
     };
-    gauge('exporter_build_info', 'Build information; always 1.', ['version', 'revision', 'nodeversion'], (g) =>
-      g.set({ version: BUILD.version, revision: BUILD.revision, nodeversion: BUILD.nodeVersion }, 1));
-    gauge('exporter_config_last_reload_successful', 'Whether the last config (re)load succeeded (1) or kept the previous config (0).', [], (g) =>
-      g.set(this.reload().ok ? 1 : 0));
-    gauge('exporter_config_last_reload_success_timestamp_seconds', 'Unix time of the last successful config load.', [], (g) =>
-      g.set(this.reload().lastSuccessSeconds));
+    for (const f of REGISTRY_FAMILIES) {
+      const collect = values[f.name];
+      new Gauge({ name: PREFIX + f.name, help: f.help, labelNames: f.labels, registers: [this.registry], collect() { collect(this); } });
+    }
   }
 }
 

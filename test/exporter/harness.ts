@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { Daemon, type DaemonOptions } from '../../src/exporter/daemon.js';
 import { createLogger } from '../../src/log.js';
 import { SysfsFixture, type FixtureName } from '../fixtures/sysfs.js';
+import { labelProblems } from '../contract/family-labels.js';
 
 export const FLOWS = join(__dirname, '../fixtures/flows');
 
@@ -65,7 +66,10 @@ export async function startDaemon(
     },
     scrape: async () => {
       await daemon.settled();
-      return parseMetrics(await (await fetch(`${base}/metrics`)).text());
+      const m = parseMetrics(await (await fetch(`${base}/metrics`)).text());
+      const wrong = labelProblems(m.keys());
+      if (wrong.length > 0) throw new Error(`series with labels their family does not declare:\n${wrong.join('\n')}`);
+      return m;
     },
     get: async (path, init) => {
       await daemon.settled();
