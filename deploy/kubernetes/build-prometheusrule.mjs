@@ -6,13 +6,14 @@
 //   node deploy/kubernetes/build-prometheusrule.mjs           write the file
 //   node deploy/kubernetes/build-prometheusrule.mjs --check   exit 1 if the file is out of date
 //   node deploy/kubernetes/build-prometheusrule.mjs --runbook-base=URL [--output=FILE]
-//       adds runbook_url: URL#<alert name in lower case> to every alert, for where your copy of
-//       docs/alerts.md lives (its headings are the alert names). The rule files carry no
-//       runbook_url: this repository has no address of its own to invent one from.
+//       every alert's runbook_url is URL#<alert name in lower case> in what it writes, for where
+//       your copy of docs/alerts.md is served; the rule files are left as they are (to change
+//       their base too, once per deploy: deploy/prometheus/runbook-base.mjs).
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
+import { checkBase, runbookUrl } from '../prometheus/runbook-base.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rulesDir = join(here, '..', 'prometheus', 'rules');
@@ -28,7 +29,7 @@ export function build({ runbookBase } = {}) {
   }
   if (runbookBase) {
     for (const rule of groups.flatMap((g) => g.rules)) {
-      if (rule.alert) rule.annotations = { ...rule.annotations, runbook_url: `${runbookBase}#${rule.alert.toLowerCase()}` };
+      if (rule.alert) rule.annotations = { ...rule.annotations, runbook_url: runbookUrl(runbookBase, rule.alert) };
     }
   }
   const resource = {
@@ -54,8 +55,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const runbookBase = flag('runbook-base');
   const output = flag('output') ?? OUTPUT;
-  if (runbookBase !== undefined && !/^https?:\/\/\S+$/.test(runbookBase)) {
-    console.error(`--runbook-base must be an http(s) URL, got "${runbookBase}"`);
+  const why = runbookBase === undefined ? undefined : checkBase(runbookBase);
+  if (why) {
+    console.error(`--runbook-base: ${why}`);
     process.exit(2);
   }
   const text = build({ runbookBase });

@@ -107,7 +107,7 @@ describe('deploy/grafana/provisioning/alerting/mxl-fabric-drift.yml', () => {
       expect(threshold.model.conditions[0].evaluator).toEqual({ type: 'gt', params: [1] });
       expect(r.condition).toBe(threshold.refId);
       expect(r.labels.severity).toBe('warning');
-      expect(r.annotations.runbook_url).toBeUndefined(); // no invented URL (docs/alerts.md)
+      expect(r.annotations.runbook_url).toBe('docs/alerts.md#mxlfabricmodeldrift'); // its section of docs/alerts.md
     }
   });
 });

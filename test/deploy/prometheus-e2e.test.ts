@@ -316,6 +316,6 @@ describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard an
     expect(alert.annotations.description).not.toMatch(/error/i);
     expect(alert.annotations.description).toMatch(/drift tolerance of 5%/);
     expect(alert.annotations.description).toMatch(/Predicted [\d.]+[kMG]?\/s at layer l2\. Measured [\d.]+[kMG]?\/s\./);
-    expect(alert.annotations.runbook_url).toBeUndefined(); // no invented URL (docs/alerts.md)
+    expect(alert.annotations.runbook_url).toBe('docs/alerts.md#mxlfabricmodeldrift'); // as shipped: the repository's docs path
   });
 });

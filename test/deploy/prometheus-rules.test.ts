@@ -1,7 +1,8 @@
-/** deploy/prometheus: promtool check + unit tests, every alert covered both ways, runbook anchors. */
+/** deploy/prometheus: promtool check + unit tests, every alert covered both ways, runbook links and their base. */
 import { describe, it, expect } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ROOT, tool } from './tools.js';
@@ -15,6 +16,10 @@ const promtool = tool('promtool', 'prometheus');
 interface Rule { alert?: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> }
 const rulesOf = (file: string): Rule[] => (parse(readFileSync(file, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
 const ALERTS = rulesOf(join(PROM, 'rules', 'alerts.yml')).filter((r) => r.alert);
+const GRAFANA_RULE = join(ROOT, 'deploy', 'grafana', 'provisioning', 'alerting', 'mxl-fabric-drift.yml');
+const runbook = (await import('../../deploy/prometheus/runbook-base.mjs')) as {
+  DEFAULT_BASE: string; RULE_FILES: string[]; basesOf(t: string): string[]; rebase(t: string, b: string): string; checkBase(b: string): string | undefined;
+};
 
 
 describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
@@ -54,7 +59,7 @@ describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
     for (const n of [...fires.keys(), ...silent.keys()]) expect(names, `tests name an unknown alert ${n}`).toContain(n);
   });
 
-  it('every alert has a severity, summary, description with its value, no invented runbook URL and a production for:', () => {
+  it('every alert has a severity, summary, description with its value, a runbook_url and a production for:', () => {
     const required = ['MxlFabricModelDrift', 'MxlFabricPortPredictedOverHeadroom', 'MxlFabricPortMtuBelowModel', 'MxlFabricPortDown', 'MxlFabricPortAbsent',
       'MxlFabricCounterSaturated', 'MxlFabricCounterUnreadable', 'MxlFabricConfigReloadFailed', 'MxlFabricExporterDown'];
     expect(ALERTS.map((a) => a.alert)).toEqual(expect.arrayContaining(required));
@@ -63,26 +68,62 @@ describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
       expect(['warning', 'critical'], a.alert).toContain(a.labels?.severity);
       expect(a.annotations?.summary, a.alert).toBeTruthy();
       expect(a.annotations?.description, a.alert).toMatch(/\$value/);
-      expect(a.annotations?.runbook_url, `${a.alert}: runbook_url is added at build time (--runbook-base), not invented`).toBeUndefined();
+      expect(a.annotations?.runbook_url, a.alert).toBe(`docs/alerts.md#${a.alert!.toLowerCase()}`);
       expect(seconds(a.for ?? '0s'), `${a.alert} for:`).toBeGreaterThanOrEqual(60);
     }
   });
 
-  it("build-prometheusrule.mjs --runbook-base adds runbook_url per alert, each anchor a heading of docs/alerts.md; without it none", async () => {
-    const anchors = new Set(headings(readFileSync(join(ROOT, 'docs', 'alerts.md'), 'utf8')).map((h) => h.anchor));
+  it('every alert links to its section of docs/alerts.md, and every alert section there is an alert', () => {
+    const sections = headings(readFileSync(join(ROOT, 'docs', 'alerts.md'), 'utf8')).filter((h) => /^MxlFabric/.test(h.text));
+    const anchors = new Set(sections.map((h) => h.anchor));
+    const grafana = parse(readFileSync(GRAFANA_RULE, 'utf8')) as { groups: { rules: { annotations: Record<string, string> }[] }[] };
+    const urls = [...ALERTS.map((a) => a.annotations!.runbook_url!), ...grafana.groups.flatMap((g) => g.rules.map((r) => r.annotations.runbook_url!))];
+    expect(urls.length).toBe(ALERTS.length + 1);
+    for (const u of urls) {
+      const [base, anchor] = u.split('#');
+      expect(base, u).toBe(runbook.DEFAULT_BASE);
+      expect([...anchors], u).toContain(anchor);
+    }
+    expect(sections.map((h) => h.text).sort(), 'a section of docs/alerts.md names no shipped alert').toEqual(ALERTS.map((a) => a.alert!).sort());
+  });
+
+  it('runbook-base.mjs sets the base once: every runbook_url of both rule files, nothing else', () => {
+    const base = 'https://git.example.net/mfe/blob/main/docs/alerts.md';
+    for (const file of runbook.RULE_FILES) {
+      const text = readFileSync(file, 'utf8');
+      expect(runbook.basesOf(text), file).toEqual([runbook.DEFAULT_BASE]);
+      const moved = runbook.rebase(text, base);
+      expect(runbook.basesOf(moved)).toEqual([base]);
+      const changed = moved.split('\n').filter((l, i) => l !== text.split('\n')[i]);
+      expect(changed.length).toBe((text.match(/runbook_url:/g) ?? []).length);
+      expect(changed.every((l) => new RegExp(`^\\s*runbook_url: ${base}#mxlfabric[a-z]+$`).test(l)), changed.join('\n')).toBe(true);
+      expect(runbook.rebase(moved, runbook.DEFAULT_BASE)).toBe(text);
+    }
+    expect(runbook.checkBase(base)).toBeUndefined();
+    for (const bad of ['docs/alerts.md', 'https://x/a#b', 'ftp://x/a', 'https://x/a b']) expect(runbook.checkBase(bad), bad).toMatch(/http\(s\) URL/);
+  });
+
+  it.skipIf(promtool.skip)('the rules with another runbook base still pass promtool check rules', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mfe-runbook-'));
+    try {
+      const file = join(dir, 'alerts.yml');
+      writeFileSync(file, runbook.rebase(readFileSync(join(PROM, 'rules', 'alerts.yml'), 'utf8'), 'https://wiki.example.net/mxl/alerts.md'));
+      const r = spawnSync(promtool.require(), ['check', 'rules', file], { encoding: 'utf8' });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('build-prometheusrule.mjs keeps the rule files\' runbook_url; --runbook-base gives BASE#<alert> in what it writes', async () => {
     const { build } = (await import('../../deploy/kubernetes/build-prometheusrule.mjs')) as { build(o?: { runbookBase?: string }): string };
     type Built = { spec: { groups: { rules: Rule[] }[] } };
     const alerts = (text: string): Rule[] => (parse(text.replace(/^#.*\n/gm, '')) as Built).spec.groups.flatMap((g) => g.rules).filter((r) => r.alert);
     const base = 'https://git.example.net/mfe/docs/alerts.md';
     const built = alerts(build({ runbookBase: base }));
     expect(built.map((a) => a.alert)).toEqual(ALERTS.map((a) => a.alert));
-    for (const a of built) {
-      expect(a.annotations!.runbook_url).toBe(`${base}#${a.alert!.toLowerCase()}`);
-      expect([...anchors], a.alert).toContain(a.alert!.toLowerCase());
-    }
-    expect(alerts(build()).filter((a) => a.annotations?.runbook_url)).toEqual([]);
-    const grafana = readFileSync(join(ROOT, 'deploy', 'grafana', 'provisioning', 'alerting', 'mxl-fabric-drift.yml'), 'utf8');
-    expect(grafana).not.toMatch(/runbook_url/);
+    for (const a of built) expect(a.annotations!.runbook_url).toBe(`${base}#${a.alert!.toLowerCase()}`);
+    for (const a of alerts(build())) expect(a.annotations!.runbook_url).toBe(`docs/alerts.md#${a.alert!.toLowerCase()}`);
   });
 
   it('recording rules follow level:metric:operations and every one is unit-tested', () => {
