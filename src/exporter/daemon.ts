@@ -183,6 +183,7 @@ export class Daemon {
     this.stopDomains();
     this.stopConnections();
     if (this.assumptionsTimer) clearInterval(this.assumptionsTimer);
+    this.metrics.close();
     this.measurement?.dcb?.close();
     this.reader?.close();
     this.measurement?.inventory.close();

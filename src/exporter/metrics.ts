@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { constants as zlibConstants, inflateRaw } from 'node:zlib';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { BUILD } from '../build-info.js';
+import { EVENT_LOOP_STAT_NAMES, registerEventLoopDelay } from './event-loop.js';
 import { type GzipPiece, gzipPiece, gzipStream, joinPieces } from './gzip.js';
 import { FAMILIES } from './families.js';
 import { type FamilyDoc, PREFIX } from './family.js';
@@ -39,7 +40,7 @@ const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): bool
   a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
 
 /**
- * How often nodejs_eventloop_lag_* sample the event loop. prom-client's default, 10 ms, wakes the
+ * How often nodejs_eventloop_lag_* sample the event loop (event-loop.ts). prom-client's default, 10 ms, wakes the
  * process 100 times a second: measured on the 32-port, 1,000-flow bench tree (AMD EPYC VM), that
  * timer alone was ~6 ms/s of CPU, more than the counter reads it watches over. At 100 ms it was
  * still 10 of the main thread's 15 wake-ups a second and ~1 ms/s of its ~4.8 (four A/B runs);
@@ -47,6 +48,8 @@ const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): bool
  * due during it (a 50 ms stall one time in ten), so a recurring stall still shows.
  */
 const EVENT_LOOP_SAMPLE_MS = 500;
+/** prom-client's own monitor, whose statistics are replaced: a timer every 24.8 days (2^31 - 1 ms). */
+const PARKED_MS = 2 ** 31 - 1;
 
 /** The exporter's own families that prom-client serves (beside FAMILIES): docs/metrics.md lists both. */
 export const REGISTRY_FAMILIES = [
@@ -61,16 +64,25 @@ export class Metrics {
   private tickText: Cached | undefined;
   /** prom-client's families (process, Node.js, the exporter's own), kept for the tick like the rest. */
   private registryText: Cached | undefined;
+  private readonly stopEventLoopDelay: () => void;
 
   constructor(
     private readonly state: () => ExporterState,
     private readonly reload: () => ReloadStatus,
   ) {
-    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+    // prom-client's event-loop monitor counts its own interval as delay (event-loop.ts): its
+    // statistics are replaced, and its timer parked so that only one samples the loop.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: PARKED_MS });
     // prom-client names three gauges `_total`, which promtool's lint refuses for non-counters;
     // the per-type gauges beside them (nodejs_active_handles{type}...) carry the same numbers.
-    for (const name of NON_COUNTER_TOTALS) this.registry.removeSingleMetric(name);
+    for (const name of [...NON_COUNTER_TOTALS, ...EVENT_LOOP_STAT_NAMES]) this.registry.removeSingleMetric(name);
+    this.stopEventLoopDelay = registerEventLoopDelay(this.registry, EVENT_LOOP_SAMPLE_MS);
     this.exporterGauges();
+  }
+
+  /** Stops the event-loop monitor's timer. */
+  close(): void {
+    this.stopEventLoopDelay();
   }
 
   /** The whole exposition as one string (benchmarks, tests). */
