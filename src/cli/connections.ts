@@ -138,6 +138,8 @@ second between two reads --interval apart.`,
   }
   if (s.error) io.stderr(`connections: ${s.error}\n`);
   if (s.mapsDenied) io.stderr(`connections: another user's /proc/PID/maps needs CAP_SYS_PTRACE; flows of such processes are not shown (${s.mapsDenied})\n`);
-  io.stdout(rows.length === 0 ? 'No RDMA connection is tracked by the kernel.\n' : renderText(rows));
+  // Tables that could not be read say nothing about connections: only the error (on stderr).
+  if (rows.length > 0) io.stdout(renderText(rows));
+  else if (!s.error) io.stdout('No RDMA connection is tracked by the kernel.\n');
   return s.error ? 1 : 0;
 }

@@ -66,7 +66,9 @@ export function connectionsSection(state: ExporterState): string {
     notes.push(`Flows in bind: auto domains that no connection carries yet: ${unbound.map((u) => u.flowId).join(', ')} (their state and grains are still measured).`);
   }
   const rows = m.connections().map((c) => ({ c, state }));
+  // Unread tables say nothing about connections: the note says why, no "none is tracked" beside it.
+  const shown = rows.length === 0 && s.error ? '' : table('connections', COLUMNS, rows, 'No RDMA connection is tracked by the kernel.');
   return `<h2>Connections</h2>
 ${notes.map((n) => `<p class="note">${esc(n)}</p>`).join('\n')}
-${table('connections', COLUMNS, rows, 'No RDMA connection is tracked by the kernel.')}`;
+${shown}`;
 }

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { one, series, startDaemon, type Running } from './harness.js';
 import { FakeRestrackKernel } from '../sources/restrack/fake-kernel.js';
+import { NetlinkUnavailable } from '../../src/sources/netlink/index.js';
 import { ProcFixture, mapsLine } from '../sources/procfs/fixture.js';
 import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 import { join } from 'node:path';
@@ -324,5 +325,17 @@ describe('a binding its connection disagrees with', () => {
     m = await run!.scrape();
     expect(series(m, 'mxl_fabric_flow_binding_mismatch').size).toBe(0);
     expect(one(m, 'mxl_fabric_flow_drift_ratio', { flow_id: VIDEO.id, quantity: 'packets' })).toBe(0);
+  });
+});
+
+describe('the landing page without RDMA netlink', () => {
+  it('says the tables cannot be read, and not that no connection is tracked', async () => {
+    const unavailable = new NetlinkUnavailable('family-unsupported', 93, 'no RDMA netlink here');
+    run = await startDaemon('rxe_6_1', 'flows: []\n', undefined, () => ({ restrack: () => ({ ok: false, error: unavailable }) }));
+    await run.tick(1);
+    const html = await (await run.get('/')).text();
+    const section = html.slice(html.indexOf('<h2>Connections</h2>'));
+    expect(section).toContain('Connections cannot be read: RDMA netlink unavailable (family-unsupported)');
+    expect(section).not.toContain('No RDMA connection is tracked by the kernel.');
   });
 });
