@@ -95,18 +95,32 @@ export function runCheck(argv: string[], io: Io, opts: CheckOptions = {}): numbe
     const providers = [...new Set([plan.port.provider.name, ...plan.flows.map((f) => f.binding.provider.name)])];
     return { device: plan.port.device, port: plan.port.port, providers, findings: [...runPortChecks(context), ...(byConnection.get(key) ?? [])] };
   });
+  const findings = scopeFindings(config);
   const exporter = [readerFinding(opts.readerLibrary)];
-  const failed = [...exporter, ...report.flatMap((r) => r.findings)].some((f) => f.verdict === 'fail');
+  const failed = [...findings, ...exporter, ...report.flatMap((r) => r.findings)].some((f) => f.verdict === 'fail');
   const flowCount = planner.allBindings().length;
   if (str(flags, 'output') === 'json') {
-    io.stdout(`${JSON.stringify({ config: config.file, ok: !failed, flows: flowCount, unbound, exporter, ports: report }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ config: config.file, ok: !failed, flows: flowCount, unbound, findings, exporter, ports: report }, null, 2)}\n`);
   } else {
-    io.stdout(renderText(config, exporter, report, { flowCount, unbound: unbound.length }, failed));
+    io.stdout(renderText(config, { findings, exporter }, report, { flowCount, unbound: unbound.length }, failed));
   }
   return failed ? 1 : 0;
 }
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * The config itself: one that names no port, no flow and no MXL domain leaves nothing to check,
+ * and a gate that passes having checked nothing would let a wrong or empty file through.
+ */
+function scopeFindings(config: Config): Finding[] {
+  if (config.ports.length > 0 || config.flows.length > 0 || config.domains.length > 0) return [];
+  return [{
+    check: 'scope', verdict: 'fail', values: {},
+    detail: 'the config names no port, no flow and no MXL domain: there is nothing to check before a show ' +
+      '(serve on it measures every RDMA port it finds and predicts nothing); name the ports and flows, or a domain (docs/configuration.md)',
+  }];
+}
 
 /**
  * The exporter itself: its bounded reader (native/build/libmfe-reader.so) loads. Without it
@@ -123,14 +137,16 @@ function readerFinding(library: string | undefined): Finding {
   };
 }
 
-function renderText(config: Config, exporter: readonly Finding[], report: readonly PortReport[], counts: FlowCounts, failed: boolean): string {
+function renderText(config: Config, top: { findings: readonly Finding[]; exporter: readonly Finding[] }, report: readonly PortReport[], counts: FlowCounts, failed: boolean): string {
+  const width = Math.max(...[...top.findings, ...top.exporter, ...report.flatMap((r) => r.findings)].map((f) => f.check.length), 8);
+  const line = (f: Finding): string => `  ${f.verdict.toUpperCase().padEnd(7)} ${f.check.padEnd(width)} ${f.detail}\n`;
   let out = `config ${config.file}: valid, ${flowSummary(config, counts)} on ${plural(report.length, 'port')}\n`;
-  const width = Math.max(...[...exporter, ...report.flatMap((r) => r.findings)].map((f) => f.check.length), 8);
+  out += top.findings.map(line).join('');
   out += 'exporter\n';
-  for (const f of exporter) out += `  ${f.verdict.toUpperCase().padEnd(7)} ${f.check.padEnd(width)} ${f.detail}\n`;
+  out += top.exporter.map(line).join('');
   for (const r of report) {
     out += `${r.device}/${r.port} (provider profile${r.providers.length === 1 ? '' : 's'} ${r.providers.join(', ')})\n`;
-    for (const f of r.findings) out += `  ${f.verdict.toUpperCase().padEnd(7)} ${f.check.padEnd(width)} ${f.detail}\n`;
+    out += r.findings.map(line).join('');
   }
   return `${out}${failed ? 'provisioning: FAIL' : 'provisioning: ok'}\n`;
 }

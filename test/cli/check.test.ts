@@ -50,6 +50,22 @@ afterEach(() => {
 });
 
 describe('check', () => {
+  it('exit 1 on a config that names no port, flow or MXL domain: nothing checked is no pass', () => {
+    for (const text of ['flows: []\n', '']) {
+      const r = check('--config.file', writeConfig(text), '--path.sysfs', sysfs('mlx5_roce'));
+      expect(r.code, JSON.stringify(text)).toBe(1);
+      const lines = r.out.split('\n');
+      expect(lines[0]).toMatch(/: valid, 0 flows on 0 ports$/);
+      expect(lines[1]).toMatch(/^ {2}FAIL {4}scope +the config names no port, no flow and no MXL domain: there is nothing to check/);
+      expect(r.out).toMatch(/provisioning: FAIL\n$/);
+      const j = json(check('--config.file', writeConfig(text), '--path.sysfs', sysfs('mlx5_roce'), '--output', 'json')) as JsonReport & { findings: JsonFinding[] };
+      expect(j.ok).toBe(false);
+      expect(j.findings.map((f) => [f.check, f.verdict])).toEqual([['scope', 'fail']]);
+    }
+    // A port alone, or a domain alone (the packaged default), is something to check.
+    expect(check('--config.file', writeConfig('ports: [{ device: mlx5_0 }]\n'), '--path.sysfs', sysfs('mlx5_roce')).out).not.toMatch(/scope/);
+  });
+
   it('exit 1 without the bounded reader: the exporter section names it, the ports still pass', () => {
     const args = ['--config.file', writeConfig(MLX5('mtu: 4096, capacity: auto')), '--path.sysfs', sysfs('mlx5_roce')];
     const r = checkWith({ readerLibrary: '/nonexistent/libmfe-reader.so' }, ...args);
