@@ -82,12 +82,29 @@ export function videoGrain(v: VideoMedia): Grain {
   };
 }
 
+/**
+ * How far from a whole number of samples a grain duration may be and still mean it: a decimal
+ * duration cannot say 34 samples at 48 kHz exactly (708.333us is 33.999984), and the durations
+ * suggested below are written to the nanosecond (at most 0.5 ns off: 0.0001 samples at 192 kHz).
+ */
+const SAMPLE_TOLERANCE = rational(1n, 1000n);
+
+/** The whole number of samples `d` is at `sampleRate`, within SAMPLE_TOLERANCE; undefined when none. */
+function wholeSamples(sampleRate: Rational, d: Rational): bigint | undefined {
+  const exact = mul(sampleRate, d);
+  const nearest = (2n * exact.num + exact.den) / (2n * exact.den); // round half up; exact.num > 0
+  const off = exact.num - nearest * exact.den; // (exact - nearest) x den
+  const within = (off < 0n ? -off : off) * SAMPLE_TOLERANCE.den <= SAMPLE_TOLERANCE.num * exact.den;
+  return within && nearest > 0n ? nearest : undefined;
+}
+
 export function audioGrain(a: AudioMedia): Grain {
-  const samples = mul(a.sampleRate, a.grainDuration);
-  if (!isInteger(samples) || samples.num <= 0n) {
+  const samples = a.grainDuration.num > 0n ? wholeSamples(a.sampleRate, a.grainDuration) : undefined;
+  if (samples === undefined) {
     throw new MediaError(
       `grain duration ${formatSeconds(a.grainDuration)} at ${formatRate(a.sampleRate)} Hz is ` +
-        `${toNumber(samples)} samples, not a whole number; durations that work: ` +
+        `${toNumber(mul(a.sampleRate, a.grainDuration))} samples, not a whole number (within ` +
+        `${toNumber(SAMPLE_TOLERANCE)} of a sample); durations that work: ` +
         suggestDurations(a.sampleRate, a.grainDuration).join(', '),
       'ptime',
     );
@@ -95,9 +112,9 @@ export function audioGrain(a: AudioMedia): Grain {
   const bytesPerSample = BigInt(a.bitDepth / 8);
   return {
     unit: 'samples',
-    payloadBytes: BigInt(a.channels) * samples.num * bytesPerSample,
-    rate: div(a.sampleRate, samples),
-    linesOrSamples: samples.num,
+    payloadBytes: BigInt(a.channels) * samples * bytesPerSample,
+    rate: div(a.sampleRate, rational(samples)),
+    linesOrSamples: samples,
   };
 }
 

@@ -82,7 +82,7 @@ describe('calc', () => {
     expect(r.code).toBe(2);
     expect(r.err).toBe('calc: --width: 9000 is out of range 2..7680\n');
     expect(run('--media-type', 'audio/float32', '--sample-rate', '44100', '--ptime', '1ms').err).toMatch(
-      /^calc: grain duration 1ms at 44100 Hz is 44\.1 samples, not a whole number; durations that work: 997\.732us \(44 samples\)/,
+      /^calc: grain duration 1ms at 44100 Hz is 44\.1 samples, not a whole number \(within 0\.001 of a sample\); durations that work: 997\.732us \(44 samples\)/,
     );
     expect(run('--media-type', 'video/v210', '--width', '1920', '--height', '1080', '--rate', '25', '--ib-mtu', '9000').err).toMatch(/IB MTU must be one of/);
     expect(run(join(flows, 'bad_many.json')).code).toBe(2);

@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import { parseDuration } from '../../src/input/units.js';
 import {
   predict,
   rational,
@@ -73,6 +74,36 @@ describe('audio grain duration', () => {
     expect(msg).toContain('10ms (441 samples)');
     expect(msg).toContain('997.732us (44 samples), 1.020408ms (45 samples)');
     expect((err as MediaError).field).toBe('ptime');
+  });
+});
+
+describe('audio grain durations suggested and accepted (issue 34: 708.333us was suggested, then refused)', () => {
+  const audio = (duration: ReturnType<typeof rational>, rate: number) => ({
+    format: 'audio' as const, mediaType: 'audio/float32', channels: 2, sampleRate: rational(rate), bitDepth: 32 as const, grainDuration: duration,
+  });
+  const suggestions = (duration: string, rate: number): { text: string; samples: bigint }[] => {
+    try {
+      audioGrain(audio(parseDuration(duration), rate));
+    } catch (e) {
+      const list = /durations that work: (.*)$/.exec((e as MediaError).message)![1]!;
+      return [...list.matchAll(/(\S+) \((\d+) samples\)/g)].map((m) => ({ text: m[1]!, samples: BigInt(m[2]!) }));
+    }
+    throw new Error(`${duration} at ${rate} Hz was accepted`);
+  };
+
+  it('accepts every duration it suggests, as the samples it says', () => {
+    for (const [duration, rate] of [['0.7ms', 48000], ['1ms', 44100], ['0.7ms', 44100], ['333us', 44100], ['1.1ms', 96000], ['3ms', 44100], ['0.1ms', 192000]] as const) {
+      const all = suggestions(duration, rate);
+      expect(all.length, `${duration} at ${rate}`).toBeGreaterThan(1);
+      for (const s of all) expect(audioGrain(audio(parseDuration(s.text), rate)).linesOrSamples, `${s.text} at ${rate} Hz`).toBe(s.samples);
+    }
+  });
+
+  it('takes a decimal within 1/1000 of a sample of a whole number as that number of samples, and no other', () => {
+    expect(audioGrain(audio(parseDuration('708.333us'), 48000)).linesOrSamples).toBe(34n); // 33.999984 samples
+    expect(audioGrain(audio(parseDuration('997.732us'), 44100)).linesOrSamples).toBe(44n); // 43.999981
+    expect(audioGrain(audio(parseDuration('708.333us'), 48000)).rate).toEqual(rational(48000, 34)); // exactly 34 samples a batch
+    expect(() => audioGrain(audio(parseDuration('708.3us'), 48000))).toThrow(/33\.9984 samples, not a whole number/); // 0.0016 off
   });
 });
 
