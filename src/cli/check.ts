@@ -114,8 +114,9 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
  * and a gate that passes having checked nothing would let a wrong or empty file through.
  */
 function scopeFindings(config: Config): Finding[] {
-  if (config.ports.length > 0 || config.flows.length > 0 || config.domains.length > 0) return [];
-  return [{
+  const warnings = (config.warnings ?? []).map((w): Finding => ({ check: 'config', verdict: 'warn', detail: formatProblem(w), values: {} }));
+  if (config.ports.length > 0 || config.flows.length > 0 || config.domains.length > 0) return warnings;
+  return [...warnings, {
     check: 'scope', verdict: 'fail', values: {},
     detail: 'the config names no port, no flow and no MXL domain: there is nothing to check before a show ' +
       '(serve on it measures every RDMA port it finds and predicts nothing); name the ports and flows, or a domain (docs/configuration.md)',

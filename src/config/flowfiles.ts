@@ -10,10 +10,10 @@ import { constants as fsConstants, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type FlowDefinition, parseFlowText } from '../flows/definition.js';
 import { InputError } from '../input/problems.js';
-import { type Op, type Results, statusName } from '../reads/ops.js';
+import { type Op, type Results } from '../reads/ops.js';
 import { type ReadProgram, read } from '../reads/program.js';
 import { PAUSE, type Steps, step } from './steps.js';
-import { ERRNO } from '../ffi/errno.js';
+import { ERRNO, errnoText } from '../ffi/errno.js';
 
 /** Files read per batch. */
 const CHUNK = 500;
@@ -28,9 +28,16 @@ const MAX_FLOW_FILE_BYTES = 16 * 1024 * 1024;
 /** open(O_NOFOLLOW) of a symbolic link. */
 const ELOOP = -ERRNO.ELOOP;
 
+/** A flow definition file that could not be read (not one that does not parse): said where the config names it. */
+export class FlowFileUnreadable extends Error {
+  constructor(readonly file: string, readonly reason: string) {
+    super(`${file}: ${reason}`);
+  }
+}
+
 interface Read {
   readonly def?: FlowDefinition;
-  readonly error?: InputError;
+  readonly error?: InputError | FlowFileUnreadable;
   /** The file itself is a symbolic link. */
   readonly linked: boolean;
 }
@@ -49,14 +56,14 @@ export class FlowFiles {
         const file = chunk[i]!;
         const t = texts.at(i);
         // Each text is decoded here, just before it is parsed, and is garbage right after.
-        this.reads.set(file, typeof t.text !== 'string' ? { linked: t.linked, error: cannotRead(file, t.text.error) } : parsed(file, t.text, t.linked));
+        this.reads.set(file, typeof t.text !== 'string' ? { linked: t.linked, error: new FlowFileUnreadable(file, t.text.error) } : parsed(file, t.text, t.linked));
         if (i % 25 === 24) yield PAUSE;
       }
       yield PAUSE;
     }
   }
 
-  /** The definition, as loadFlowFile() would give it: throws InputError. */
+  /** The definition, as loadFlowFile() would give it: throws InputError, or FlowFileUnreadable. */
   get(file: string): FlowDefinition {
     const r = this.reads.get(file);
     if (r === undefined) throw new InputError([{ file, line: 1, col: 1, field: '', reason: 'flow definition was not read' }]);
@@ -87,10 +94,6 @@ function parsed(file: string, text: string, linked: boolean): Read {
     if (!(e instanceof InputError)) throw e;
     return { linked, error: e };
   }
-}
-
-function cannotRead(file: string, reason: string): InputError {
-  return new InputError([{ file, line: 1, col: 1, field: '', reason: `cannot read flow definition: ${reason}` }]);
 }
 
 type Text = { readonly linked: boolean; readonly text: string | { readonly error: string } };
@@ -141,22 +144,22 @@ function* readChunk(files: readonly string[]): ReadProgram<ChunkTexts> {
     const st = r1.status(i);
     if (st === ELOOP) linked.add(i);
     if (st === ELOOP || st === FIRST_READ_BYTES) again.push(i);
-    else if (st < 0) texts[i] = { linked: false, text: { error: `${statusName(st)}: read '${file}'` } };
+    else if (st < 0) texts[i] = { linked: false, text: { error: errnoText(-st) } };
   });
   if (again.length > 0) {
     // Through the link, and as long as the file is.
     const sizes = yield* read(again.map((i): Op => ({ kind: 'stat', path: files[i]! })));
-    const big = again.map((i, k) => ({ i, linked: linked.has(i), size: sizes.stat(k)?.size, error: sizes.ok(k) ? undefined : sizes.error(k, 'stat') }));
+    const big = again.map((i, k) => ({ i, linked: linked.has(i), size: sizes.stat(k)?.size, error: sizes.ok(k) ? undefined : errnoText(-sizes.status(k)) }));
     const fits = big.filter((b) => b.size !== undefined && b.size <= MAX_FLOW_FILE_BYTES);
     for (const b of big) {
-      if (b.error !== undefined) texts[b.i] = { linked: b.linked, text: { error: `${b.error} '${files[b.i]}'` } };
-      else if (b.size! > MAX_FLOW_FILE_BYTES) texts[b.i] = { linked: b.linked, text: { error: `'${files[b.i]}' is larger than a flow definition (${MAX_FLOW_FILE_BYTES} bytes)` } };
+      if (b.error !== undefined) texts[b.i] = { linked: b.linked, text: { error: b.error } };
+      else if (b.size! > MAX_FLOW_FILE_BYTES) texts[b.i] = { linked: b.linked, text: { error: `larger than a flow definition (${MAX_FLOW_FILE_BYTES} bytes)` } };
     }
     const r2 = yield* read(fits.map((b): Op => ({ kind: 'readFile', path: files[b.i]!, max: b.size! + 1 })));
     fits.forEach((b, k) => {
       const st = r2.status(k);
-      if (st < 0) texts[b.i] = { linked: b.linked, text: { error: `${statusName(st)}: read '${files[b.i]}'` } };
-      else if (st > b.size!) texts[b.i] = { linked: b.linked, text: { error: `'${files[b.i]}' changed while it was read` } };
+      if (st < 0) texts[b.i] = { linked: b.linked, text: { error: errnoText(-st) } };
+      else if (st > b.size!) texts[b.i] = { linked: b.linked, text: { error: 'changed while it was read' } };
       else texts[b.i] = { linked: b.linked, text: r2.bytes(k).toString('utf8') };
     });
   }

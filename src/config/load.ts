@@ -13,7 +13,7 @@
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import { type Layer, LAYERS, type Mtu, ProfileRegistry, type ProviderProfile, type Rational, DEFAULT_AUDIO_GRAIN_DURATION, DEFAULT_PROVIDER, IB_MTUS, grainOf, MediaError } from '../model/index.js';
 import { type FlowDefinition, mediaOf, readFlow } from '../flows/definition.js';
-import { Fields, type ListItem } from '../input/fields.js';
+import { Fields, type ListItem, nearMiss } from '../input/fields.js';
 import { isIP } from 'node:net';
 import { ipv6Text, parseIpv6 } from '../sources/netlink/restrack.js';
 import { InputError, type Problem, SourceText } from '../input/problems.js';
@@ -21,7 +21,7 @@ import { parseYamlFast } from '../input/fastyaml.js';
 import { type ReadProgram, read } from '../reads/program.js';
 import { statusName } from '../reads/ops.js';
 import type { BoundedReads } from '../reads/bounded.js';
-import { FlowFiles } from './flowfiles.js';
+import { FlowFileUnreadable, FlowFiles } from './flowfiles.js';
 import { PAUSE, type Steps, pausing, runSteps, runStepsAsync, step } from './steps.js';
 import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
@@ -76,8 +76,10 @@ function* parseSteps(file: string, text: string): Steps<Config> {
   const syntax = src.syntaxProblems();
   if (syntax.length) throw new InputError(syntax);
   const slow = yield* readConfigSteps(file, src, flows);
-  if (slow.problems.length) throw new InputError(slow.problems);
-  return slow.config;
+  const errors = slow.problems.filter((p) => !p.warning);
+  if (errors.length) throw new InputError(errors);
+  // A warning, too, sent the load here (the fast path has no positions to say it with).
+  return slow.problems.length ? { ...slow.config, warnings: slow.problems } : slow.config;
 }
 
 /** The config's text: its size, then that many bytes (again, larger, if it grew in between). */
@@ -296,6 +298,7 @@ function readBinding(
   f.rejectUnknown(FLOW_KEYS);
   const flow = readFlowRef(f, place, flowFiles);
   const { device, port } = readPortRef(f);
+  warnNearMissDevice(f, device, ports);
   const direction = f.oneOf<Direction>('direction', ['tx', 'rx'], true);
   const portConfig = ports.find((p) => p.device === device && p.port === port);
   const provider = readProvider(f, providers, portConfig?.provider);
@@ -308,6 +311,19 @@ function readBinding(
   return { binding: { flow, device, port, direction, provider, grainDuration, origin: 'config', expect, ...(peer ? { peer } : {}) }, node: f };
 }
 
+/**
+ * A binding's device that no `ports:` entry names gets a port with the defaults. When it is a
+ * near miss of a device `ports:` names (nearMiss: `mlx5_77` beside `mlx5_0`), that is said where
+ * it is written, as a warning: it may be a typo whose port measures nothing, or a sibling device
+ * (rxe1 beside rxe0, mlx5_1 beside mlx5_0), which the name alone cannot tell. Listing the port
+ * under `ports:` says which.
+ */
+function warnNearMissDevice(f: Fields, device: string | undefined, ports: readonly PortConfig[]): void {
+  if (device === undefined || ports.some((p) => p.device === device)) return;
+  const close = nearMiss(device, [...new Set(ports.map((p) => p.device))]);
+  if (close) f.warn('device', `"${device}" is no device of ports: and gets a port with the defaults (did you mean "${close}"? if it is another device, list its port under ports:)`);
+}
+
 function readDomain(root: Fields, item: ListItem, providers: ProfileRegistry, ports: PortConfig[]): DomainConfig | undefined {
   const f = root.item(item);
   if (!f) return undefined;
@@ -317,6 +333,7 @@ function readDomain(root: Fields, item: ListItem, providers: ProfileRegistry, po
   const auto = f.oneOf<'auto'>('bind', ['auto'], false) === 'auto';
   // bind: auto: the connections say where each flow runs; a device, port or direction only narrows that.
   const { device, port } = auto && !f.has('device') ? { device: undefined, port: undefined } : readPortRef(f);
+  warnNearMissDevice(f, device, ports);
   const direction = f.oneOf<Direction>('direction', ['tx', 'rx'], !auto);
   if (auto && !f.has('device') && f.has('port')) f.report('port', 'a port narrows bind: auto only with its device');
   const portConfig = ports.find((p) => p.device === device && p.port === port);
@@ -396,6 +413,10 @@ function readFlowRef(f: Fields, { base, target: resolved }: FlowPlace, flowFiles
   try {
     return flowFiles.get(target);
   } catch (e) {
+    if (e instanceof FlowFileUnreadable) {
+      f.report('flow', `flow definition ${rel} cannot be read: ${e.message}`);
+      return undefined;
+    }
     if (!(e instanceof InputError)) throw e;
     f.report('flow', `flow definition ${rel} is invalid (${e.problems.length} problem${e.problems.length > 1 ? 's' : ''} below)`);
     f.problems.push(...e.problems);

@@ -1,5 +1,6 @@
 import type { Layer, Mtu, ProviderProfile, ProfileRegistry, Rational, TransferOptions } from '../model/index.js';
 import type { FlowDefinition } from '../flows/definition.js';
+import type { Problem } from '../input/problems.js';
 import { type Direction, portKey } from '../sources/types.js';
 import { key } from '../keys.js';
 
@@ -112,6 +113,8 @@ export interface Config {
   readonly ports: readonly PortConfig[];
   readonly flows: readonly FlowBinding[];
   readonly domains: readonly DomainConfig[];
+  /** What is doubtful but not refused (a device that is a near miss of a listed one), with its place. */
+  readonly warnings?: readonly Problem[];
 }
 
 export { portKey };

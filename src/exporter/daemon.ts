@@ -207,6 +207,7 @@ export class Daemon {
   }
 
   private apply(config: Config, planner = new Planner(config)): void {
+    for (const w of config.warnings ?? []) this.opts.log.warn({ problem: formatProblem(w) }, 'config warning');
     this.config = config;
     this.planner = planner;
     this.reloadStatus.ok = true;

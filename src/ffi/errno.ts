@@ -4,6 +4,7 @@
  * statusName()).
  */
 import { constants } from 'node:os';
+import { getSystemErrorMap } from 'node:util';
 
 export const ERRNO = constants.errno;
 
@@ -18,4 +19,12 @@ for (const [name, n] of Object.entries(ERRNO)) if (!NAMES.has(n) || PREFERRED.ha
 /** `ENOENT`... for an errno; `errno N` for one the platform does not name. */
 export function errnoName(errno: number): string {
   return NAMES.get(errno) ?? `errno ${errno}`;
+}
+
+const MESSAGES = getSystemErrorMap();
+
+/** `no such file or directory (ENOENT)`: libuv's text for an errno, with its name. */
+export function errnoText(errno: number): string {
+  const message = MESSAGES.get(-errno)?.[1];
+  return message === undefined ? errnoName(errno) : `${message} (${errnoName(errno)})`;
 }

@@ -87,6 +87,11 @@ export class Fields {
     this.problems.push(this.src.problem(node, key === undefined ? this.path : [...this.path, key], reason));
   }
 
+  /** Like report(), as a warning: said where it is, without refusing the input. */
+  warn(key: string, reason: string): void {
+    this.problems.push({ ...this.src.problem(this.at(key) ?? this.node, [...this.path, key], reason), warning: true });
+  }
+
   /** Reports keys not in `known`, with the closest known name as a hint. */
   rejectUnknown(known: readonly string[]): void {
     if (this.src.tree.onlyKeys(this.node, known)) return;

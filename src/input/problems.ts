@@ -13,6 +13,8 @@ export interface Problem {
   /** Dotted path of the field, e.g. "flows[2].flow.grain_rate.numerator". */
   readonly field: string;
   readonly reason: string;
+  /** Said, but does not refuse the input (config.warnings). */
+  readonly warning?: true;
 }
 
 export const formatProblem = (p: Problem): string =>
