@@ -1,7 +1,7 @@
 /** `serve`: run the exporter until SIGTERM/SIGINT; SIGHUP reloads the config. */
 import { existsSync } from 'node:fs';
 import { Daemon } from '../exporter/daemon.js';
-import { parseListenAddress } from '../exporter/http.js';
+import { ListenAddressError, parseListenAddress } from '../exporter/http.js';
 import { createLogger, LOG_LEVELS, type LogFormat } from '../log.js';
 import { InputError, formatProblem } from '../input/problems.js';
 import { DEFAULT_SYSFS_ROOT } from '../sources/sysfs/index.js';
@@ -84,7 +84,9 @@ function checkListenAddress(addr: string): void {
   try {
     parseListenAddress(addr);
   } catch (e) {
-    throw new UsageError(`${(e as Error).message}: give host:port or :port, e.g. --web.listen-address=:9842 or 127.0.0.1:9842`);
+    if (!(e instanceof ListenAddressError)) throw e;
+    // The form is wrong: show the forms; otherwise the message says which part is wrong.
+    throw new UsageError(e.form ? `${e.message}: give host:port or :port, e.g. --web.listen-address=:9842 or 127.0.0.1:9842` : e.message);
   }
 }
 

@@ -3,6 +3,7 @@ import express, { type Request, type Response, type NextFunction } from 'express
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.js';
 import { checkClientCertificate, guarded, secureContextOptions, verifyFlags, type WebConfigWatcher } from './web/index.js';
@@ -77,13 +78,37 @@ export function buildApp(routes: Routes): express.Express {
   return app;
 }
 
-/** ":9100", "127.0.0.1:9100", "[::1]:9100" -> host and port. */
+/** A --web.listen-address that is refused; `form`: not [host]:port at all (else a part of it is wrong). */
+export class ListenAddressError extends Error {
+  constructor(message: string, readonly form: boolean) {
+    super(message);
+  }
+}
+
+/** A DNS host name (RFC 1123): labels of letters, digits and hyphens, not starting or ending with one. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
+/**
+ * ":9100", "127.0.0.1:9100", "[::1]:9100", "host.example.net:9100" -> host and port. Each part is
+ * checked here, so that a bad address is a usage error before anything is probed: the port in
+ * 0..65535, an IPv6 address in brackets, digits and dots an IPv4 address, anything else a host
+ * name (whether it resolves is known only when it is listened on).
+ */
 export function parseListenAddress(addr: string): { host: string | undefined; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`--web.listen-address "${addr}" is not [host]:port`);
-  const host = m[1] ?? m[2];
-  return { host: host ? host : undefined, port };
+  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d+)$/.exec(addr);
+  if (!m) throw new ListenAddressError(`--web.listen-address "${addr}" is not [host]:port`, true);
+  const wrong = (why: string): Error => new ListenAddressError(`--web.listen-address "${addr}": ${why}`, false);
+  const port = Number(m[3]);
+  if (port > 65535) throw wrong(`port ${m[3]} is out of range 0..65535`);
+  const [, v6, name] = m;
+  if (v6 !== undefined) {
+    if (!isIPv6(v6)) throw wrong(`"${v6}" is not an IPv6 address`);
+    return { host: v6, port };
+  }
+  if (!name) return { host: undefined, port };
+  if (/^[\d.]+$/.test(name) && !isIPv4(name)) throw wrong(`"${name}" is not an IPv4 address`);
+  if (!isIPv4(name) && !HOST_NAME.test(name)) throw wrong(`"${name}" is not a host name (letters, digits and hyphens, dot-separated)`);
+  return { host: name, port };
 }
 
 /**

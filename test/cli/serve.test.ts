@@ -5,6 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli/commands.js';
 import { DEFAULT_CONFIG } from '../../src/cli/serve.js';
+import { parseListenAddress } from '../../src/exporter/http.js';
 import { BUILD } from '../../src/build-info.js';
 import { writeConfig } from '../exporter/harness.js';
 import { FIXTURES_DIR } from '../fixtures/sysfs.js';
@@ -46,14 +47,30 @@ describe('serve', () => {
       'To try the exporter, the shipped example is config/example.yaml (npm start uses it); docs/configuration.md describes the keys\n');
   });
 
-  it('--web.listen-address 9842 (no host:port form) exits 2 with a clear message, before loading or probing anything', () => {
+  it('a bad --web.listen-address exits 2 saying what is wrong with it, before loading or probing anything', () => {
     const file = writeConfig(CONFIG);
-    for (const addr of ['9842', 'localhost', ':99999']) {
+    const form = (addr: string): string => `--web.listen-address "${addr}" is not [host]:port: give host:port or :port, e.g. --web.listen-address=:9842 or 127.0.0.1:9842`;
+    const cases: [string, string][] = [
+      ['9842', form('9842')],
+      ['localhost', form('localhost')],
+      [':99999', '--web.listen-address ":99999": port 99999 is out of range 0..65535'],
+      ['1.2.3.4.5:80', '--web.listen-address "1.2.3.4.5:80": "1.2.3.4.5" is not an IPv4 address'],
+      ['256.1.1.1:80', '--web.listen-address "256.1.1.1:80": "256.1.1.1" is not an IPv4 address'],
+      ['[fe80::zz]:80', '--web.listen-address "[fe80::zz]:80": "fe80::zz" is not an IPv6 address'],
+      ['my_host:80', '--web.listen-address "my_host:80": "my_host" is not a host name (letters, digits and hyphens, dot-separated)'],
+    ];
+    for (const [addr, why] of cases) {
       const r = spawnSync(process.execPath, [MAIN, 'serve', `--config.file=${file}`, `--path.sysfs=${SYSFS}`, '--web.listen-address', addr], { encoding: 'utf8', timeout: 10_000 });
-      expect(r.status).toBe(2);
+      expect(r.status, addr).toBe(2);
       // One line, no log: nothing was started (the port probing logs "port found" and the like).
-      expect(r.stderr).toBe(`serve: --web.listen-address "${addr}" is not [host]:port: give host:port or :port, e.g. --web.listen-address=:9842 or 127.0.0.1:9842\n`);
+      expect(r.stderr, addr).toBe(`serve: ${why}\n`);
     }
+  });
+
+  it('takes the address forms it documents', () => {
+    for (const addr of [':9842', '127.0.0.1:9842', '[::1]:9842', 'localhost:9842', 'media-host-1.example.net:0', ':65535']) expect(() => parseListenAddress(addr), addr).not.toThrow();
+    expect(parseListenAddress('[::1]:9842')).toEqual({ host: '::1', port: 9842 });
+    expect(parseListenAddress(':9842')).toEqual({ host: undefined, port: 9842 });
   });
 
   it('an invalid config at start is said once per problem (it was printed twice)', () => {
