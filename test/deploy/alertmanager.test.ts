@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tool } from './tools.js';
+import { needs, tool } from './tools.js';
 import { ALERTMANAGER_YML, type Alertmanager, type Webhook, startAlertmanager, startWebhook, summarize } from './alertmanager-lib.js';
 
 const amtool = tool('amtool', 'prometheus-alertmanager');
@@ -28,14 +28,14 @@ const ROUTES: [labels: string[], receiver: string][] = [
   [['alertname=SomethingElse'], 'mxl-fabric-ticket'],
 ];
 
-it.skipIf(amtool.skip)('amtool check-config accepts deploy/alertmanager/alertmanager.yml', () => {
+needs(amtool).it('amtool check-config accepts deploy/alertmanager/alertmanager.yml', () => {
   const r = amtoolRun(['check-config', ALERTMANAGER_YML]);
   expect(r.status, r.stdout + r.stderr).toBe(0);
   expect(r.stdout).toMatch(/SUCCESS/);
   expect(r.stdout).toMatch(/4 inhibit rules/);
 });
 
-describe.skipIf(amtool.skip)('amtool config routes test', () => {
+needs(amtool).describe('amtool config routes test', () => {
   for (const [labels, receiver] of ROUTES) {
     it(`${labels.join(' ')} -> ${receiver}`, () => {
       const r = amtoolRun(['config', 'routes', 'test', `--config.file=${ALERTMANAGER_YML}`, `--verify.receivers=${receiver}`, ...labels]);
@@ -53,7 +53,7 @@ const alert = (labels: Record<string, string>) => ({ labels, annotations: { summ
 const crit = (alertname: string, more: Record<string, string>) => alert({ alertname, severity: 'critical', ...more });
 const port = { device: 'mlx5_0', port: '1' };
 
-describe.skipIf(alertmanager.skip)('grouping and inhibition on a real Alertmanager', { timeout: 60_000 }, () => {
+needs(alertmanager).describe('grouping and inhibition on a real Alertmanager', { timeout: 60_000 }, () => {
   let dir = '';
   let hook: Webhook | undefined;
   let am: Alertmanager | undefined;

@@ -18,7 +18,7 @@ import { parse, stringify } from 'yaml';
 import { SysfsFixture } from '../fixtures/sysfs.js';
 import { addFlow, commit } from '../domain/mxl-domain.mjs';
 import { loadPosix } from '../../src/ffi/posix.js';
-import { ROOT, freePort, sleep, tool, waitFor as waitUntil } from './tools.js';
+import { freePort, needs, ROOT, sleep, tool, waitFor as waitUntil } from './tools.js';
 import { type Alertmanager, type Notification, type Webhook, startAlertmanager, startWebhook, summarize } from './alertmanager-lib.js';
 
 const prometheus = tool('prometheus', 'prometheus');
@@ -122,14 +122,14 @@ function centralConfig(rules: string[], alertmanagerAddress: string): string {
   return stringify(doc);
 }
 
-it.skipIf(prometheus.skip)('the prometheus server is installed (facility test)', () => {
+needs(prometheus).it('the prometheus server is installed (facility test)', () => {
   expect(prometheus.require()).toBeTruthy();
 });
-it.skipIf(alertmanager.skip)('prometheus-alertmanager is installed (facility test)', () => {
+needs(alertmanager).it('prometheus-alertmanager is installed (facility test)', () => {
   expect(alertmanager.require()).toBeTruthy();
 });
 
-describe.skipIf(prometheus.skip || alertmanager.skip)('a facility: 8 hosts, 2 site agents, a central Prometheus, Alertmanager', { timeout: 300_000 }, () => {
+needs(prometheus, alertmanager).describe('a facility: 8 hosts, 2 site agents, a central Prometheus, Alertmanager', { timeout: 300_000 }, () => {
   let dir = '';
   const hosts = new Map<string, Host>();
   const agents = new Map<string, Proc>();

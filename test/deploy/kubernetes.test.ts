@@ -18,7 +18,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
-import { ROOT, tool } from './tools.js';
+import { needs, ROOT, tool } from './tools.js';
 import { addFlow, makeDomain } from '../domain/mxl-domain.mjs';
 // @ts-expect-error: plain JavaScript module without types
 import { build, OUTPUT } from '../../deploy/kubernetes/build-prometheusrule.mjs';
@@ -164,7 +164,7 @@ describe('deploy/kubernetes manifests', { timeout: 60_000 }, () => {
     expect(r.status, r.stderr).toBe(0);
   });
 
-  it.skipIf(promtool.skip)('the PrometheusRule groups pass promtool check rules', () => {
+  needs(promtool).it('the PrometheusRule groups pass promtool check rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mfe-promrule-'));
     try {
       const f = join(dir, 'groups.yml');

@@ -10,14 +10,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SysfsFixture } from '../fixtures/sysfs.js';
-import { ROOT, freePort, tool } from './tools.js';
+import { freePort, needs, ROOT, tool } from './tools.js';
 
 const prometheus = tool('prometheus', 'prometheus');
 const JOB = 'mxl-fabric-exporter';
 
 interface Alert { labels: Record<string, string>; annotations: Record<string, string>; state: string }
 
-describe.skipIf(prometheus.skip)('the shipped example on a host without RDMA, with the shipped rules', { timeout: 60_000 }, () => {
+needs(prometheus).describe('the shipped example on a host without RDMA, with the shipped rules', { timeout: 60_000 }, () => {
   const children: ChildProcess[] = [];
   let dir = '';
   let fx: SysfsFixture | undefined;

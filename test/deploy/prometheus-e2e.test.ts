@@ -14,7 +14,7 @@ import { parse } from 'yaml';
 import { SysfsFixture } from '../fixtures/sysfs.js';
 import { addFlow, commit } from '../domain/mxl-domain.mjs';
 import { loadPosix } from '../../src/ffi/posix.js';
-import { ROOT, freePort, tool, waitFor } from './tools.js';
+import { freePort, needs, ROOT, tool, waitFor } from './tools.js';
 
 const prometheus = tool('prometheus', 'prometheus');
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
@@ -117,11 +117,11 @@ const grafanaAlerts = parse(readFileSync(join(ROOT, 'deploy', 'grafana', 'provis
 };
 
 // Counted as a failed test (not only a failed hook) when CI lacks the Debian prometheus package.
-it.skipIf(prometheus.skip)('the prometheus server is installed', () => {
+needs(prometheus).it('the prometheus server is installed', () => {
   expect(prometheus.require()).toBeTruthy();
 });
 
-describe.skipIf(prometheus.skip)('Prometheus + exporter end to end: dashboard and alert queries return data', { timeout: 90_000 }, () => {
+needs(prometheus).describe('Prometheus + exporter end to end: dashboard and alert queries return data', { timeout: 90_000 }, () => {
   let fx: SysfsFixture | undefined;
   let dir = '';
   let exporter: Proc | undefined;

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ROOT, tool } from './tools.js';
+import { needs, ROOT, tool } from './tools.js';
 import { headings } from '../contract/markdown.js';
 
 const PROM = join(ROOT, 'deploy', 'prometheus');
@@ -23,14 +23,14 @@ const runbook = (await import('../../deploy/prometheus/runbook-base.mjs')) as {
 
 
 describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
-  it.skipIf(promtool.skip)('promtool check rules accepts both rule files', () => {
+  needs(promtool).it('promtool check rules accepts both rule files', () => {
     const r = spawnSync(promtool.require(), ['check', 'rules', ...RULE_FILES], { encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/alerts\.yml[\s\S]*SUCCESS/);
     expect(r.stdout).toMatch(/recording\.yml[\s\S]*SUCCESS/);
   });
 
-  it.skipIf(promtool.skip)('promtool test rules passes every unit test file', () => {
+  needs(promtool).it('promtool test rules passes every unit test file', () => {
     expect(TEST_FILES.length).toBeGreaterThanOrEqual(2);
     const r = spawnSync(promtool.require(), ['test', 'rules', ...TEST_FILES], { encoding: 'utf8', cwd: ROOT });
     expect(r.status, r.stdout + r.stderr).toBe(0);
@@ -103,7 +103,7 @@ describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
     for (const bad of ['docs/alerts.md', 'https://x/a#b', 'ftp://x/a', 'https://x/a b']) expect(runbook.checkBase(bad), bad).toMatch(/http\(s\) URL/);
   });
 
-  it.skipIf(promtool.skip)('the rules with another runbook base still pass promtool check rules', () => {
+  needs(promtool).it('the rules with another runbook base still pass promtool check rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mfe-runbook-'));
     try {
       const file = join(dir, 'alerts.yml');
@@ -141,7 +141,7 @@ describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
     expect(out).toMatch(/SUCCESS/);
   });
 
-  it.skipIf(promtool.skip)('the facility configs are valid: agent.yml in agent mode, central.yml with the shipped rules', () => {
+  needs(promtool).it('the facility configs are valid: agent.yml in agent mode, central.yml with the shipped rules', () => {
     const agent = spawnSync(promtool.require(), ['check', 'config', '--agent', join(PROM, 'agent.yml')], { encoding: 'utf8', cwd: PROM });
     expect(agent.status, agent.stdout + agent.stderr).toBe(0);
     const central = spawnSync(promtool.require(), ['check', 'config', join(PROM, 'central.yml')], { encoding: 'utf8', cwd: PROM });

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, tool } from './tools.js';
+import { needs, ROOT, tool } from './tools.js';
 
 const UNIT_NAME = 'mxl-fabric-exporter.service';
 const UNIT = join(ROOT, 'deploy', 'systemd', UNIT_NAME);
@@ -55,20 +55,20 @@ function verify(file: string): { status: number | null; output: string } {
 }
 
 describe('deploy/systemd unit', () => {
-  it.skipIf(analyze.skip)('systemd-analyze verify passes without a single warning', () => {
+  needs(analyze).it('systemd-analyze verify passes without a single warning', () => {
     const r = verify(unitCopy());
     expect(r.status, r.output).toBe(0);
     expect(r.output).toBe('');
   });
 
-  it.skipIf(analyze.skip)('verify does report a misspelt directive and a bad value (control)', () => {
+  needs(analyze).it('verify does report a misspelt directive and a bad value (control)', () => {
     const text = readFileSync(UNIT, 'utf8').replace('NoNewPrivileges=yes', 'NoNewPrivilege=yes').replace('ProtectSystem=strict', 'ProtectSystem=strictly');
     const r = verify(unitCopy(text, 'broken.service'));
     expect(r.output).toMatch(/NoNewPrivilege/);
     expect(r.output).toMatch(/strictly/);
   });
 
-  it.skipIf(analyze.skip)('systemd-analyze security rates the exposure low', () => {
+  needs(analyze).it('systemd-analyze security rates the exposure low', () => {
     const r = spawnSync(analyze.require(), ['security', '--offline=yes', '--no-pager', unitCopy()], { encoding: 'utf8', env: { ...process.env, SYSTEMD_COLORS: '0' } });
     const m = /Overall exposure level for \S+: ([\d.]+)/.exec(r.stdout + r.stderr);
     expect(m, r.stdout + r.stderr).not.toBeNull();
@@ -95,7 +95,7 @@ describe('deploy/systemd unit', () => {
 });
 
 describe('deploy/systemd: MXL domain access and the command on PATH (docs/install-systemd.md)', () => {
-  it.skipIf(analyze.skip)('the drop-in that adds the domain group verifies without a warning, and is read (control)', () => {
+  needs(analyze).it('the drop-in that adds the domain group verifies without a warning, and is read (control)', () => {
     const unit = unitCopy();
     cpSync(DROP_IN, `${unit}.d`, { recursive: true });
     expect(parseUnit(readFileSync(join(DROP_IN, 'mxl-domain.conf'), 'utf8')).get('Service.SupplementaryGroups')).toEqual(['mxl']);
@@ -106,7 +106,7 @@ describe('deploy/systemd: MXL domain access and the command on PATH (docs/instal
     rmSync(`${unit}.d`, { recursive: true, force: true });
   });
 
-  it.skipIf(tmpfiles.skip)('tmpfiles.d makes /dev/shm/mxl group mxl, setgid, no access for others', () => {
+  needs(tmpfiles).it('tmpfiles.d makes /dev/shm/mxl group mxl, setgid, no access for others', () => {
     const root = mkdtempSync(join(tmpdir(), 'mfe-tmpfiles-'));
     mkdirSync(join(root, 'etc'));
     mkdirSync(join(root, 'dev', 'shm'), { recursive: true });

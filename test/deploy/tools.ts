@@ -4,6 +4,8 @@
  * pass by skipping.
  */
 import { accessSync, constants } from 'node:fs';
+import { describe, it, type RunnerTask, type TaskMeta } from 'vitest';
+import { getCurrentSuite } from 'vitest/suite';
 import { delimiter, join } from 'node:path';
 
 export const IN_CI = Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0';
@@ -24,7 +26,14 @@ export function which(cmd: string): string | undefined {
   return undefined;
 }
 
-export interface Tool {
+/** Something tests need that a machine may lack: `skip` when it does, `why` what it is. */
+export interface Need {
+  readonly skip: boolean;
+  /** What is lacking, as the summary line says it: `promtool (Debian package prometheus)`. */
+  readonly why: string;
+}
+
+export interface Tool extends Need {
   readonly name: string;
   readonly path: string | undefined;
   /** True when tests needing the tool should be skipped (missing, and not in CI). */
@@ -33,11 +42,40 @@ export interface Tool {
   require(): string;
 }
 
+/** A need that is not a tool on PATH (root, a kernel feature): skipped when `lacking`. */
+export const need = (lacking: boolean, why: string): Need => ({ skip: lacking, why });
+
+/** The task just collected in the current suite: a test, or a describe()'s suite. */
+function lastTask(): { meta: TaskMeta } | undefined {
+  const t = getCurrentSuite().tasks.at(-1) as (RunnerTask | { type: 'collector'; suite: RunnerTask }) | undefined;
+  return t === undefined ? undefined : t.type === 'collector' ? t.suite : t;
+}
+
+/**
+ * `it` and `describe` that are skipped while one of `needs` is lacking, with what is lacking on
+ * the task (meta.skipReason), which test/summary-reporter.ts counts the skips by:
+ * `needs(promtool).it('...', () => ...)`, `needs(prometheus, alertmanager).describe(...)`.
+ */
+export function needs(...all: Need[]): { it: typeof it; describe: typeof describe } {
+  const why = all.filter((n) => n.skip).map((n) => n.why).join(' and ');
+  const mark = (): void => {
+    const t = why ? lastTask() : undefined;
+    if (t) t.meta.skipReason = why;
+  };
+  const wrap = <F extends (...a: never[]) => unknown>(api: { skipIf(c: boolean): F }): F =>
+    ((...args: Parameters<F>) => {
+      api.skipIf(why !== '')(...args);
+      mark();
+    }) as unknown as F;
+  return { it: wrap(it) as unknown as typeof it, describe: wrap(describe) as unknown as typeof describe };
+}
+
 export function tool(name: string, debianPackage: string): Tool {
   const path = which(name);
   return {
     name,
     path,
+    why: `${name} (Debian package ${debianPackage})`,
     skip: path === undefined && !IN_CI,
     require: () => {
       if (path === undefined) throw new Error(`${name} is not installed (Debian package ${debianPackage}; .ci/run installs it)`);

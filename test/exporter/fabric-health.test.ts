@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { series, startDaemon } from './harness.js';
 import { mlx5EthtoolAndDcb } from './fabric-measurement.js';
-import { tool } from '../deploy/tools.js';
+import { needs, tool } from '../deploy/tools.js';
 
 const CONFIG = `ports:\n  - { device: mlx5_0, port: 1 }\nflows:\n  - { flow: flows/data_60.json, device: mlx5_0, port: 1, direction: tx }\n`;
 
@@ -66,7 +66,7 @@ describe('fabric-health exposition', () => {
   });
 
   const promtool = tool('promtool', 'prometheus');
-  it.skipIf(promtool.skip)('promtool check metrics finds nothing to complain about in these families', async () => {
+  needs(promtool).it('promtool check metrics finds nothing to complain about in these families', async () => {
     const d = await mlx5WithEthtoolAndDcb();
     try {
       d.tick();

@@ -11,7 +11,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startDaemon, type Running } from './harness.js';
-import { tool, ROOT } from '../deploy/tools.js';
+import { needs, ROOT, tool } from '../deploy/tools.js';
 import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 
 const browserBin = tool('chromium', 'chromium');
@@ -96,7 +96,7 @@ async function cellOf(tableId: string, header: string, rowMatch: (cells: string[
 const GREEN = 'rgb(223, 240, 216)';
 const RED = 'rgb(248, 215, 218)';
 
-describe.skipIf(browserBin.skip)('landing page in Chromium', () => {
+needs(browserBin).describe('landing page in Chromium', () => {
   it('shows each port direction with capacity, utilisation, predicted against measured, drift coloured against the tolerance, and the source', async () => {
     await page.goto(`${run.base}/`);
     expect(await page.title()).toBe('MXL Fabric Exporter');

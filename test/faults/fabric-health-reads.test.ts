@@ -33,6 +33,7 @@ import { NetdevSource } from '../../src/sources/netdev.js';
 import { defaultReadTimeoutMs } from '../../src/sampler/sampler.js';
 import type { ReadProgram } from '../../src/reads/program.js';
 import type { OpBatch } from '../../src/reads/ops.js';
+import { need, needs } from '../deploy/tools.js';
 
 /** A driver's ethtool table whose ETHTOOL_GSTATS waits on `stall` while it is armed. */
 class StallingEthtool implements EthtoolTransport {
@@ -192,7 +193,7 @@ describe('the real ethtool transport', () => {
   });
 
   const canNetns = process.getuid?.() === 0 && ['unshare', 'ip', 'ethtool'].every((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status === 0);
-  it.skipIf(!canNetns && !process.env.CI)('on the native reader threads reads a live veth exactly as ethtool -S does', () => {
+  needs(need(!canNetns && !process.env.CI, 'root with unshare, ip and ethtool (a private network namespace)')).it('on the native reader threads reads a live veth exactly as ethtool -S does', () => {
     const dist = path.resolve('dist');
     expect(fs.existsSync(path.join(dist, 'reads/bounded.js')), 'npm run build first').toBe(true);
     // In a private network namespace: the string set and values through BoundedReads (native).

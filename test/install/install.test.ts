@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { parse } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IN_CI, ROOT, freePort } from '../deploy/tools.js';
+import { freePort, IN_CI, need, needs, ROOT } from '../deploy/tools.js';
 import { parseMetrics, one } from '../exporter/harness.js';
 import { FIXTURES_DIR } from '../fixtures/sysfs.js';
 import { hungfsMissing, mountHungfs } from './hungfs.mjs';
@@ -31,7 +31,7 @@ describe('npm package', () => {
   });
 });
 
-describe.skipIf(missing.length > 0)('the staged install (scripts/stage.sh)', () => {
+needs(need(missing.length > 0, missing.join(', '))).describe('the staged install (scripts/stage.sh)', () => {
   let dir = '';
   let stage = '';
   let hung: Awaited<ReturnType<typeof mountHungfs>> | undefined;

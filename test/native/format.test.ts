@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, tool } from '../deploy/tools.js';
+import { needs, ROOT, tool } from '../deploy/tools.js';
 
 const NATIVE = join(ROOT, 'native');
 const FORMATTED = ['src', 'reader'];
@@ -15,7 +15,7 @@ const clangFormat = tool('clang-format', 'clang-format');
 const sources = (dir: string): string[] =>
   readdirSync(join(NATIVE, dir)).filter((f) => /\.[ch]$/.test(f)).map((f) => join(NATIVE, dir, f));
 
-describe.skipIf(clangFormat.skip)('native C style', () => {
+needs(clangFormat).describe('native C style', () => {
   it.each(FORMATTED)('native/%s is as native/.clang-format writes it', (dir) => {
     const files = sources(dir);
     expect(files.length).toBeGreaterThan(0);

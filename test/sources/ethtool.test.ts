@@ -15,6 +15,7 @@ import type { PortAttributes } from '../../src/sources/types.js';
 import { runSync } from '../../src/reads/program.js';
 import { valuesNow } from '../../src/sources/types.js';
 import { readErrorText } from '../../src/reads/errors.js';
+import { need, needs } from '../deploy/tools.js';
 
 /** `ethtool -S` text to name -> value. */
 function parseEthtoolS(text: string): Record<string, string> {
@@ -148,7 +149,7 @@ describe('ethtool counter source', () => {
 const canNetns = process.getuid?.() === 0 && ['unshare', 'ip', 'ethtool'].every((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status === 0);
 
 describe('ethtool reader on a real veth (host kernel, private network namespace)', () => {
-  it.skipIf(!canNetns && !process.env.CI)('lists exactly what ethtool -S lists', () => {
+  needs(need(!canNetns && !process.env.CI, 'root with unshare, ip and ethtool (a private network namespace)')).it('lists exactly what ethtool -S lists', () => {
     const probe = path.resolve('dist/sources/ethtool/probe.js');
     expect(fs.existsSync(probe), 'npm run build first').toBe(true);
     const script = `set -e; ip link add vt0 type veth peer name vt1; ip link set vt0 up; ip link set vt1 up;

@@ -22,6 +22,7 @@ import {
 } from '../../src/sources/verbs/index.js';
 import { runSync } from '../../src/reads/program.js';
 import { RXE0_PORT_1 } from '../fixtures/ports.js';
+import { need, needs } from '../deploy/tools.js';
 
 /*
  * Struct bytes below were written by a C program that filled the real structs and dumped them
@@ -296,7 +297,7 @@ const libibverbsInstalled = LIB_DIRS.some((d) => existsSync(`${d}/libibverbs.so.
 const mustRun = libibverbsInstalled || process.env.CI !== undefined;
 
 describe('the real libibverbs.so.1', () => {
-  it.skipIf(!mustRun)('loads, and on a host without RDMA devices reports no-devices without throwing', () => {
+  needs(need(!mustRun, 'libibverbs.so.1 (Debian package libibverbs1)')).it('loads, and on a host without RDMA devices reports no-devices without throwing', () => {
     const opened = runSync(openVerbsReads());
     if (opened.ok) {
       // A host with RDMA devices: the inventory must at least list and describe its ports.
@@ -316,7 +317,7 @@ describe('the real libibverbs.so.1', () => {
 });
 
 describe('probeNative', () => {
-  it.skipIf(!mustRun)('summarises both native sources as JSON-safe data', async () => {
+  needs(need(!mustRun, 'libibverbs.so.1 (Debian package libibverbs1)')).it('summarises both native sources as JSON-safe data', async () => {
     const { probeNative } = await import('../../src/sources/probe.js');
     const probe = await probeNative();
     expect(() => JSON.stringify(probe)).not.toThrow();
