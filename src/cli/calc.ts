@@ -263,23 +263,30 @@ function audioLayout(flow: FlowDefinition, p: Prediction, profile: ProviderProfi
   };
 }
 
+/**
+ * The CSV columns: the JSON fields (calcJson) by their dotted paths, every scalar of them, in the
+ * JSON's order; the write lists (arrays) have none. A field an input does not have (ring, audio
+ * for video) is an empty cell. test/cli/calc.test.ts holds the two to each other, both ways.
+ */
 const CSV_COLUMNS = [
-  'flowId', 'label', 'mediaType', 'provider', 'mtu', 'payloadBytesPerEvent', 'writeBytesPerEvent', 'eventRate',
-  'eventsPerSecond', 'packetsPerEvent', 'packetsPerSecond', 'mediaBytesPerSecond', 'overheadBytesPerSecond',
-  'wireBytesPerSecond', 'payload', 'l3', 'l2', 'wire', 'media', 'writesPerEvent', 'expectedPacketsPerEvent',
-  'ackPacketsPerSecond', 'ackL2BytesPerSecond',
+  'flowId', 'label', 'mediaType', 'provider', 'mtu', 'payloadPerPacket', 'payloadBytesPerEvent', 'writeBytesPerEvent',
+  'eventsPerSecond', 'eventRate', 'packetsPerEvent', 'packetsPerSecond', 'mediaBytesPerSecond', 'overheadBytesPerSecond',
+  'wireBytesPerSecond', ...LAYERS.map((l) => `bytesPerSecond.${l}`), 'writesPerEvent', 'expectedPacketsPerEvent',
+  'ring.lengthSamples', 'ring.from', 'ring.phase', 'ring.wrapsPerBatch', 'ring.wrapsPerBatchValue',
+  'audio.channels', 'audio.samplesPerBatch', 'audio.sampleBytes', 'audio.headerBytes', 'audio.txIovLimit', 'audio.ringLengthSamples',
+  'ack.acksPerEvent', 'ack.packetsPerSecond', 'ack.bytesPerSecond.l3', 'ack.bytesPerSecond.l2', 'ack.bytesPerSecond.wire',
 ] as const;
+
+/** The value at a dotted path of a JSON object, or '' when it has none. */
+function fieldAt(o: unknown, path: string): string | number {
+  const v = path.split('.').reduce<unknown>((at, k) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[k] : undefined), o);
+  return typeof v === 'number' || typeof v === 'string' ? v : typeof v === 'boolean' ? String(v) : '';
+}
 
 function render(rows: CalcRow[], output: string, units: RateUnits = 'bytes'): string {
   const objects = rows.map(calcJson);
   if (output === 'json') return `${JSON.stringify(objects, null, 2)}\n`;
-  if (output === 'csv') {
-    const flat = objects.map((o) => {
-      const ack = o.ack as { packetsPerSecond: number; bytesPerSecond: Record<string, number> };
-      return { ...o, ...(o.bytesPerSecond as Record<string, number>), ackPacketsPerSecond: ack.packetsPerSecond, ackL2BytesPerSecond: ack.bytesPerSecond.l2 } as Record<string, string | number>;
-    });
-    return `${csv([[...CSV_COLUMNS], ...flat.map((o) => CSV_COLUMNS.map((c) => o[c] ?? ''))])}\n`;
-  }
+  if (output === 'csv') return `${csv([[...CSV_COLUMNS], ...objects.map((o) => CSV_COLUMNS.map((c) => fieldAt(o, c)))])}\n`;
   return `${renderTable(rows, units)}\n`;
 }
 

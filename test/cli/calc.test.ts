@@ -49,7 +49,24 @@ describe('calc', () => {
     const r = run(join(flows, 'data_60.json'), '--ib-mtu', '4096', '--output', 'csv', '--provider', 'rdma_rocev2');
     const [header, row] = r.out.trimEnd().split('\n');
     expect(header!.split(',')).toContain('wireBytesPerSecond');
-    expect(row).toContain(',4140,4096,4096,60/1,60,1,60,245760,4920,250680,245760,248400,249240,250680,245760,1,1,0,0');
+    expect(row).toBe('0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d05,Camera 1 ANC,video/smpte291,rdma_rocev2,4140,4096,4096,4096,60,60/1,1,60,245760,4920,250680,245760,245760,248400,249240,250680,1,1,,,,,,,,,,,,0,0,0,0,0');
+  });
+
+  it('names its CSV columns as the JSON fields, dotted, and gives the same values (both ways)', () => {
+    const inputs = [join(flows, 'data_60.json'), join(flows, 'audio_2ch_48k.json'), join(flows, 'v210_1080p2997.json')];
+    const json = JSON.parse(run(...inputs, '--output', 'json').out) as Record<string, unknown>[];
+    const [header, ...rows] = run(...inputs, '--output', 'csv').out.trimEnd().split('\n');
+    const columns = header!.split(',');
+    /** Every scalar of a JSON object by its dotted path; arrays (the write lists) have no column. */
+    const leaves = (o: Record<string, unknown>, at = ''): [string, unknown][] => Object.entries(o).flatMap(([k, v]): [string, unknown][] =>
+      Array.isArray(v) ? [] : v !== null && typeof v === 'object' ? leaves(v as Record<string, unknown>, `${at}${k}.`) : [[`${at}${k}`, v]]);
+    json.forEach((flow, i) => {
+      const cells = rows[i]!.split(','); // no label here has a comma
+      const byColumn = new Map(columns.map((c, k) => [c, cells[k]]));
+      const fields = new Map(leaves(flow));
+      for (const [path, value] of fields) expect(byColumn.get(path), `${path}: a JSON field without its CSV column`).toBe(String(value));
+      for (const c of columns) if (byColumn.get(c) !== '') expect(fields.has(c), `${c}: a CSV column that is no JSON field`).toBe(true);
+    });
   });
 
   it('gives MXL\'s audio writes per batch with rdma_rocev2_mxl_v1 at IB MTU 4096 (issue 12)', () => {
