@@ -114,7 +114,8 @@ export function runConnections(argv: string[], io: Io, deps: ConnectionsDeps = {
     usage: 'connections [flags]',
     summary: `Lists every RDMA connection the kernel tracks (restrack: what \`rdma res show qp\` and
 \`cm_id\` print) with its process, container and the MXL flow it carries, and its packets per
-second between two reads --interval apart.`,
+second between two reads --interval apart.
+Exit status: 0 the connection tables were read, 1 they cannot be read (no RDMA netlink), 2 invalid config or flags.`,
     flags: FLAGS,
   });
   if (typeof flags === 'number') return flags;

@@ -30,7 +30,8 @@ export const SERVE_FLAGS: FlagSpec = {
 const SHAPE: CommandShape = {
   usage: 'serve [flags]',
   summary: `Serves predicted and measured MXL flow bandwidth as Prometheus metrics.
-SIGHUP (or POST /-/reload with --web.enable-lifecycle) re-reads the config; a bad config keeps the running one.`,
+SIGHUP (or POST /-/reload with --web.enable-lifecycle) re-reads the config; a bad config keeps the running one.
+Exit status: 0 stopped by SIGTERM or SIGINT, 1 cannot start (the address cannot be listened on), 2 invalid config or flags.`,
   flags: SERVE_FLAGS,
 };
 
