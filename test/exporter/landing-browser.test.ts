@@ -4,15 +4,21 @@
  * drift and utilisation against tolerance and headroom, the units toggle, and that the page
  * reloads itself.
  *
- * The README's screenshot (docs/landing.png, also in docs/landing-page.md) is this page; to take it again:
+ * The README's screenshot (docs/landing.png, also in docs/landing-page.md) is this page. It
+ * carries the SHA-256 of the page's visible text as it was taken (a tEXt chunk), and a test here
+ * fails when the page shows other text now; to take it again:
  *   UPDATE_SCREENSHOT=1 npx vitest run test/exporter/landing-browser.test.ts
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startDaemon, type Running } from './harness.js';
 import { needs, ROOT, tool } from '../deploy/tools.js';
 import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
+import { FakeRestrackKernel } from '../sources/restrack/fake-kernel.js';
+import { pngText, withPngText } from './png-text.js';
 
 const browserBin = tool('chromium', 'chromium');
 
@@ -28,6 +34,9 @@ const VIDEO = {
   tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['Camera 3:Video'] }, media_type: 'video/v210',
   grain_rate: { numerator: 25 }, frame_width: 1920, frame_height: 1080, interlace_mode: 'progressive',
 };
+
+const SCREENSHOT = join(ROOT, 'docs', 'landing.png');
+const SCREENSHOT_KEY = 'mfe-page-text-sha256';
 
 let run: Running;
 let browser: Browser;
@@ -51,7 +60,7 @@ flows:
   - { flow: flows/audio_2ch_48k.json, device: rxe0, direction: rx }
 domains:
   - { path: ${domain}, device: rxe0, direction: tx, include: ["Camera 3:*"] }
-`);
+`, undefined, () => ({ restrack: () => ({ ok: true, transport: new FakeRestrackKernel().transport() }) })); // the same picture on any host
   const c = { tx: 200n, txBytes: 13_420_822n, rx: 100n, rxBytes: 215_404n };
   for (let i = 1; i <= 3; i++) {
     // data: 60 packets, 249,240 l2 bytes; video at IB MTU 4096: 25 x 1350 packets of 4096 + 58.
@@ -167,10 +176,17 @@ needs(browserBin).describe('landing page in Chromium', () => {
     const first = await page.locator('#updated').innerText();
     await page.waitForFunction((t) => document.getElementById('updated')?.textContent !== t, first, { timeout: 8000 });
     expect(page.url()).toMatch(/\?units=bits$/);
-    if (process.env.UPDATE_SCREENSHOT === '1') {
-      await page.setViewportSize({ width: 1300, height: 560 });
-      await page.goto(`${run.base}/`);
-      await page.screenshot({ path: join(ROOT, 'docs', 'landing.png'), fullPage: true });
-    }
+  });
+
+  it("is what docs/landing.png shows (the README's picture): its visible text has not changed since it was taken", async () => {
+    await page.setViewportSize({ width: 1300, height: 560 });
+    await page.goto(`${run.base}/`);
+    // What changes from run to run: the config's temporary folder and the time of the last sample.
+    const text = (await page.locator('body').innerText())
+      .replace(/\/tmp\/mfe-daemon-\w+\//g, '/tmp/mfe-daemon-X/').replace(/updated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, 'updated T');
+    const sha = createHash('sha256').update(text).digest('hex');
+    if (process.env.UPDATE_SCREENSHOT === '1') writeFileSync(SCREENSHOT, withPngText(await page.screenshot({ fullPage: true }), SCREENSHOT_KEY, sha));
+    const shown = pngText(readFileSync(SCREENSHOT), SCREENSHOT_KEY);
+    expect(shown, `docs/landing.png shows another page than this one; take it again: UPDATE_SCREENSHOT=1 npx vitest run test/exporter/landing-browser.test.ts\nThe page now:\n${text}`).toBe(sha);
   });
 });
