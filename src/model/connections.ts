@@ -6,8 +6,11 @@
  *   QP without one (perftest without -R) is its device, port, QP number and pid. A QP number that
  *   changes under the same identity is a restart (MXL's RCInitiatorEndpoint::restart makes a new
  *   QP): counted, and the new QP's PSNs are a new baseline.
- * - The same QP (device and QP number) read again is the same connection, whatever else changed
- *   (the kernel drops the pid once the creating thread is gone).
+ * - The same QP (device and QP number) read again is the same connection while what it is read
+ *   as agrees with what it was: a field the read no longer holds keeps its last value (the kernel
+ *   drops the pid once the creating thread is gone, restrack-facts.md; a cm_id can be missing
+ *   from one dump). Another peer, process or QP type under that number is a new QP that reused
+ *   the number (the old one was destroyed between two dumps): its PSNs are a new baseline.
  * - Packets: sq_psn gives sent, rq_psn received (psn.ts); first sight sets the baseline.
  * Pure: the caller says which devices were read and when.
  */
@@ -47,7 +50,7 @@ interface ConnectionWindow {
 
 export interface Connection {
   readonly key: string;
-  /** The latest observation. */
+  /** The latest observation, with what the kernel no longer says kept from before (see above). */
   readonly obs: ConnectionObservation;
   readonly sent: PsnCount;
   readonly received: PsnCount | undefined;
@@ -55,9 +58,25 @@ export interface Connection {
   /** In the last read of its device. */
   readonly present: boolean;
   readonly lastSeenMs: number;
-  /** Undefined on first sight, after a restart, when absent, or when its device was not read this time. */
+  /** Undefined on first sight, after a restart, when absent, when its device was not read this time, or after a late read. */
   readonly window: ConnectionWindow | undefined;
+  /** The kernel no longer names the QP's creator (that thread exited): `obs.pid` is the last pid it named. */
+  readonly pidKept: boolean;
+  /**
+   * A second live QP of an identity already live at its first sight: the QP number its key and
+   * its series' `local` (`#qpn:N`) carry for the connection's life, restarts included.
+   */
+  readonly twinQpn: number | undefined;
 }
+
+/** Per device, what its reads were. */
+export interface DeviceReads {
+  /** Reads that came too late for the PSNs (psn.ts psnReadLimitMs): no packets were counted from them. */
+  readonly lateReads: number;
+}
+
+/** The longest a port's PSNs may go unread (psn.ts psnReadLimitMs); undefined: unknown, no limit. */
+export type ReadLimit = (device: string, port: number) => number | undefined;
 
 export type Direction = 'tx' | 'rx' | 'both' | '';
 
@@ -70,11 +89,49 @@ export function directionOf(c: Connection): Direction {
 
 export const QP_UP_STATE = 'RTS';
 
+/** `qpn:33`: the local side of a QP without cm_id. */
+export const qpnLocal = (qpn: number): string => `qpn:${qpn}`;
+
+const hasAddresses = (o: Pick<ConnectionObservation, 'local' | 'qpn'>): boolean => o.local !== qpnLocal(o.qpn);
+
+/** The identity as one string (ConnectionObservation.key). */
+export function identityKey(o: Pick<ConnectionObservation, 'device' | 'port' | 'qpn' | 'local' | 'peer' | 'pid' | 'kernName'>): string {
+  const owner = o.pid !== undefined ? `pid ${o.pid}` : o.kernName !== undefined ? `kernel ${o.kernName}` : 'pid ?';
+  return hasAddresses(o) ? `${o.device}/${o.port} ${o.local} > ${o.peer} ${owner}` : `${o.device}/${o.port} qpn ${o.qpn} ${owner}`;
+}
+
+/** A remote QP number the QP was connected to: 0 is none yet (an RC QP before RTR). */
+const remoteKnown = (rqpn: number | undefined): rqpn is number => rqpn !== undefined && rqpn !== 0;
+
+/**
+ * `next`, a read of the QP that `prev` was read from, with what it no longer holds taken from
+ * `prev`; undefined when it names another connection: the number was reused by a new QP.
+ */
+function sameQpAgain(prev: ConnectionObservation, next: ConnectionObservation): ConnectionObservation | undefined {
+  if (next.qpType !== prev.qpType) return undefined;
+  const named = next.pid !== undefined || next.kernName !== undefined;
+  const wasNamed = prev.pid !== undefined || prev.kernName !== undefined;
+  if (named && wasNamed && (next.pid !== prev.pid || next.kernName !== prev.kernName)) return undefined;
+  const addressed = hasAddresses(next);
+  if (addressed && hasAddresses(prev) && (next.local !== prev.local || next.peer !== prev.peer)) return undefined;
+  if (remoteKnown(next.rqpn) && remoteKnown(prev.rqpn) && next.rqpn !== prev.rqpn) return undefined;
+  const kept: ConnectionObservation = {
+    ...next,
+    pid: named ? next.pid : prev.pid,
+    kernName: named ? next.kernName : prev.kernName,
+    ...(!remoteKnown(next.rqpn) && remoteKnown(prev.rqpn) ? { rqpn: prev.rqpn, peer: prev.peer } : {}),
+    ...(!addressed && hasAddresses(prev) ? { local: prev.local, peer: prev.peer } : {}),
+  };
+  return { ...kept, key: identityKey(kept) };
+}
+
 const qpKey = (device: string, qpn: number): string => compositeKey(device, qpn);
+const twinKey = (o: ConnectionObservation): string => `${o.key} qpn:${o.qpn}`;
 
 export class ConnectionTracker {
   private readonly byKey = new Map<string, Connection>();
   private readonly keyOfQp = new Map<string, string>();
+  private readonly byDevice = new Map<string, DeviceReads>();
 
   /** `retainMs`: how long a vanished connection's counts are kept for its return (a restart). */
   constructor(private readonly retainMs = 10 * 60_000) {}
@@ -82,53 +139,96 @@ export class ConnectionTracker {
   /**
    * One read: `devices` were read in full at `nowMs` and hold exactly `observations`.
    * Connections of other devices keep their state (their read failed) but lose their window.
+   * A connection last read longer ago than `limit` allows for its port counts nothing from this
+   * read (its PSNs are a new baseline) and makes this a late read of its device: those devices
+   * are returned.
    */
-  update(devices: readonly string[], observations: readonly ConnectionObservation[], nowMs: number): void {
+  update(devices: readonly string[], observations: readonly ConnectionObservation[], nowMs: number, limit?: ReadLimit): ReadonlySet<string> {
     const read = new Set(devices);
     const seen = new Set<string>();
-    // QPs read before first, so that a new QP meets its identity only once the old QP is known gone.
-    const known = (o: ConnectionObservation): boolean => this.keyOfQp.has(qpKey(o.device, o.qpn));
-    for (const o of observations.filter(known)) seen.add(this.observe(o, nowMs, seen));
-    for (const o of observations.filter((o) => !known(o))) seen.add(this.observe(o, nowMs, seen));
+    const late = new Set<string>();
+    const fresh: ConnectionObservation[] = [];
+    // The same QPs first, so that a new QP meets its identity only once the old QP is known gone.
+    for (const o of observations) {
+      const held = this.heldQp(o);
+      const again = held === undefined ? undefined : sameQpAgain(held.obs, o);
+      if (held !== undefined && again !== undefined) {
+        const ms = limit?.(o.device, o.port);
+        const tooLate = ms !== undefined && nowMs - held.lastSeenMs >= ms;
+        if (tooLate) late.add(o.device);
+        seen.add(this.again(held, again, o.pid === undefined && again.pid !== undefined, tooLate, nowMs));
+      } else {
+        // A number reused between two dumps: the QP that had it was destroyed.
+        if (held !== undefined) this.vanish(held);
+        fresh.push(o);
+      }
+    }
+    for (const o of fresh) seen.add(this.meet(o, nowMs, seen));
     for (const [key, c] of this.byKey) {
       if (seen.has(key)) continue;
       if (!read.has(c.obs.device)) {
         if (c.window !== undefined) this.byKey.set(key, { ...c, window: undefined });
       } else if (nowMs - c.lastSeenMs > this.retainMs) {
         this.byKey.delete(key);
-        this.keyOfQp.delete(qpKey(c.obs.device, c.obs.qpn));
+        this.releaseQp(c);
       } else if (c.present) {
         // Gone from a complete dump: the QP was destroyed, and its number may be reused.
-        this.keyOfQp.delete(qpKey(c.obs.device, c.obs.qpn));
-        this.byKey.set(key, { ...c, present: false, window: undefined });
+        this.vanish(c);
       }
     }
+    for (const d of devices) this.byDevice.set(d, { lateReads: (this.byDevice.get(d)?.lateReads ?? 0) + (late.has(d) ? 1 : 0) });
+    return late;
   }
 
-  private observe(o: ConnectionObservation, nowMs: number, seen: ReadonlySet<string>): string {
-    const sameQp = this.keyOfQp.get(qpKey(o.device, o.qpn));
-    let prev = sameQp !== undefined ? this.byKey.get(sameQp) : this.byKey.get(o.key);
-    // Two live QPs with one identity in one read: the second is a connection of its own.
-    if (sameQp === undefined && prev !== undefined && seen.has(prev.key)) prev = this.byKey.get(`${o.key} qpn:${o.qpn}`);
-    const key = prev?.key ?? (seen.has(o.key) ? `${o.key} qpn:${o.qpn}` : o.key);
-    if (prev === undefined) {
-      this.set(key, o, { sent: psnBaseline(o.sqPsn), received: rqBaseline(o), restarts: 0, window: undefined }, nowMs);
-    } else if (sameQp === undefined) {
-      this.keyOfQp.delete(qpKey(prev.obs.device, prev.obs.qpn));
-      const received = o.rqPsn === undefined ? undefined : prev.received ? psnRebase(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
-      this.set(key, o, { sent: psnRebase(prev.sent, o.sqPsn), received, restarts: prev.restarts + 1, window: undefined }, nowMs);
-    } else {
-      const sent = psnAdvance(prev.sent, o.sqPsn);
-      const received = o.rqPsn === undefined ? prev.received : prev.received ? psnAdvance(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
-      const window = prev.present
-        ? { sent: sent.packets - prev.sent.packets, received: (received?.packets ?? 0) - (prev.received?.packets ?? 0), ms: nowMs - prev.lastSeenMs }
-        : undefined;
-      this.set(key, o, { sent, received, restarts: prev.restarts, window }, nowMs);
+  private heldQp(o: ConnectionObservation): Connection | undefined {
+    const key = this.keyOfQp.get(qpKey(o.device, o.qpn));
+    return key === undefined ? undefined : this.byKey.get(key);
+  }
+
+  private releaseQp(c: Connection): void {
+    const k = qpKey(c.obs.device, c.obs.qpn);
+    if (this.keyOfQp.get(k) === c.key) this.keyOfQp.delete(k);
+  }
+
+  private vanish(c: Connection): void {
+    this.releaseQp(c);
+    this.byKey.set(c.key, { ...c, present: false, window: undefined });
+  }
+
+  /** The same QP read again; `late`: read too long after the last time to count its packets. */
+  private again(prev: Connection, o: ConnectionObservation, pidKept: boolean, late: boolean, nowMs: number): string {
+    const { restarts, twinQpn } = prev;
+    if (late) {
+      const received = o.rqPsn === undefined ? prev.received : prev.received ? psnRebase(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
+      this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn), received, restarts, window: undefined, pidKept, twinQpn }, nowMs);
+      return prev.key;
     }
-    return key;
+    const sent = psnAdvance(prev.sent, o.sqPsn);
+    const received = o.rqPsn === undefined ? prev.received : prev.received ? psnAdvance(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
+    const window = prev.present
+      ? { sent: sent.packets - prev.sent.packets, received: (received?.packets ?? 0) - (prev.received?.packets ?? 0), ms: nowMs - prev.lastSeenMs }
+      : undefined;
+    this.set(prev.key, o, { sent, received, restarts, window, pidKept, twinQpn }, nowMs);
+    return prev.key;
   }
 
-  private set(key: string, obs: ConnectionObservation, c: Pick<Connection, 'sent' | 'received' | 'restarts' | 'window'>, nowMs: number): void {
+  /** A QP not read before: a restart of the connection of its identity, or a new connection. */
+  private meet(o: ConnectionObservation, nowMs: number, seen: ReadonlySet<string>): string {
+    let prev = this.byKey.get(o.key);
+    // Two live QPs with one identity in one read: the second is a connection of its own.
+    if (prev !== undefined && seen.has(prev.key)) prev = this.byKey.get(twinKey(o));
+    if (prev === undefined) {
+      const key = seen.has(o.key) ? twinKey(o) : o.key;
+      this.set(key, o, { sent: psnBaseline(o.sqPsn), received: rqBaseline(o), restarts: 0, window: undefined, pidKept: false, twinQpn: key !== o.key ? o.qpn : undefined }, nowMs);
+      return key;
+    }
+    this.releaseQp(prev);
+    const received = o.rqPsn === undefined ? undefined : prev.received ? psnRebase(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
+    this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn), received, restarts: prev.restarts + 1, window: undefined, pidKept: false, twinQpn: prev.twinQpn }, nowMs);
+    return prev.key;
+  }
+
+  private set(key: string, obs: ConnectionObservation, c: Pick<Connection, 'sent' | 'received' | 'restarts' | 'window' | 'pidKept' | 'twinQpn'>, nowMs: number): void {
     this.byKey.set(key, { key, obs, ...c, present: true, lastSeenMs: nowMs });
     this.keyOfQp.set(qpKey(obs.device, obs.qpn), key);
   }
@@ -136,6 +236,11 @@ export class ConnectionTracker {
   /** Every connection known, present or recently gone, in first-seen order. */
   connections(): Connection[] {
     return [...this.byKey.values()];
+  }
+
+  /** Every device read so far, with what its reads were. */
+  devices(): ReadonlyMap<string, DeviceReads> {
+    return this.byDevice;
   }
 }
 

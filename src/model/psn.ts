@@ -7,7 +7,9 @@
  *
  * "Forward" is the nearer way round: a distance of 2^23 or more is taken as a move backwards.
  * A QP that sends 2^23 packets (8,388,608) between two reads would be read wrong; at 100 Gb/s
- * with 4 KiB payloads that is about 2.8 s, so reads must come more often than that.
+ * with 4 KiB payloads that is about 2.7 s, so reads must come more often than that
+ * (psnReadLimitMs): config/load.ts refuses a schedule that cannot, and a read that comes later
+ * anyway counts nothing (model/connections.ts).
  */
 const PSN_BITS = 24;
 export const PSN_MODULUS = 2 ** PSN_BITS;
@@ -43,4 +45,13 @@ export function psnAdvance(c: PsnCount, psn: number): PsnCount {
 /** A new QP behind the same connection: its own PSN space, the counts go on from it. */
 export function psnRebase(c: PsnCount, psn: number): PsnCount {
   return { highest: psn % PSN_MODULUS, packets: c.packets, rewinds: c.rewinds };
+}
+
+/**
+ * The longest two reads of a QP's PSNs may be apart: under the time its port takes to send 2^23
+ * packets of `payloadBytes` (its MTU) at `bitsPerSecond` (its link rate). MTU-sized packets are
+ * what MXL's grain transfers send; headers are not counted, so the limit errs early.
+ */
+export function psnReadLimitMs(bitsPerSecond: number, payloadBytes: number): number {
+  return (HALF * payloadBytes * 8 * 1000) / bitsPerSecond;
 }

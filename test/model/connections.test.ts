@@ -103,3 +103,88 @@ describe('connections over time', () => {
     expect(directionOf(only(t))).toBe('both');
   });
 });
+
+describe('the same QP read again (issue 33)', () => {
+  const PSN_MODULUS = 2 ** 24;
+
+  it('keeps the last pid the kernel named for the life of the QP, and says it is kept', () => {
+    const t = new ConnectionTracker();
+    t.update(['rxe0'], [obs()], 0);
+    // The creating thread exited: restrack names no pid (nldev.c fill_res_name_pid, task_pid_vnr() 0).
+    t.update(['rxe0'], [obs({ key: 'rxe0/1 10.99.0.1:48130 > 10.99.0.2:1312 pid ?', pid: undefined, sqPsn: 110 })], 1000);
+    expect(only(t)).toMatchObject({ obs: { pid: 202, key: 'rxe0/1 10.99.0.1:48130 > 10.99.0.2:1312 pid 202' }, pidKept: true, sent: { packets: 10 } });
+    t.update(['rxe0'], [obs({ key: 'rxe0/1 10.99.0.1:48130 > 10.99.0.2:1312 pid ?', pid: undefined, sqPsn: 130 })], 2000);
+    expect(only(t)).toMatchObject({ obs: { pid: 202 }, pidKept: true, sent: { packets: 30 }, window: { sent: 20, ms: 1000 } });
+  });
+
+  it('keeps the addresses while the cm_id is missing from one dump', () => {
+    const t = new ConnectionTracker();
+    t.update(['rxe0'], [obs()], 0);
+    t.update(['rxe0'], [obs({ key: 'rxe0/1 qpn 33 pid 202', local: 'qpn:33', peer: 'rqpn:33', cmState: undefined, sqPsn: 110 })], 1000);
+    expect(only(t)).toMatchObject({ obs: { local: '10.99.0.1:48130', peer: '10.99.0.2:1312' }, sent: { packets: 10 }, restarts: 0 });
+  });
+
+  // A QP destroyed and its number reused between two dumps (ib_core hands QP numbers out again).
+  const reused = [
+    ['another peer', { key: 'rxe0/1 10.99.0.1:50000 > 10.99.0.3:1312 pid 202', local: '10.99.0.1:50000', peer: '10.99.0.3:1312' }],
+    ['another process', { key: 'rxe0/1 10.99.0.1:48130 > 10.99.0.2:1312 pid 300', pid: 300 }],
+    ['another remote QP (no cm_id)', { key: 'rxe0/1 qpn 33 pid 202', local: 'qpn:33', peer: 'rqpn:90', rqpn: 90, cmState: undefined }],
+  ] as const;
+  const before = { key: 'rxe0/1 qpn 33 pid 202', local: 'qpn:33', peer: 'rqpn:33', cmState: undefined };
+
+  for (const [what, next] of reused) {
+    const first = what.includes('no cm_id') ? before : {};
+    it(`takes a reused QP number with ${what} for a new QP: a PSN ahead invents no packets`, () => {
+      const t = new ConnectionTracker();
+      t.update(['rxe0'], [obs({ ...first, sqPsn: 100 })], 0);
+      t.update(['rxe0'], [obs({ ...first, sqPsn: 200 })], 1000);
+      // The new QP's random initial PSN, 2^23 - 1 ahead of the old one's.
+      t.update(['rxe0'], [obs({ ...next, sqPsn: 200 + 2 ** 23 - 1 })], 2000);
+      const sent = t.connections().map((c) => c.sent.packets);
+      expect(sent.reduce((a, b) => a + b, 0)).toBe(100);
+      const now = t.connections().find((c) => c.present)!;
+      expect(now).toMatchObject({ obs: { ...next }, window: undefined });
+      t.update(['rxe0'], [obs({ ...next, sqPsn: 200 + 2 ** 23 - 1 + 50 })], 3000);
+      expect(t.connections().find((c) => c.present)).toMatchObject({ window: { sent: 50 } });
+    });
+
+    it(`takes a reused QP number with ${what} for a new QP: a PSN behind records no rewind and counts what follows`, () => {
+      const t = new ConnectionTracker();
+      t.update(['rxe0'], [obs({ ...first, sqPsn: 5000 })], 0);
+      t.update(['rxe0'], [obs({ ...first, sqPsn: 6000 })], 1000);
+      const behind = (6000 - 4000 + PSN_MODULUS) % PSN_MODULUS;
+      t.update(['rxe0'], [obs({ ...next, sqPsn: behind })], 2000);
+      expect(t.connections().reduce((a, c) => a + c.sent.rewinds, 0)).toBe(0);
+      t.update(['rxe0'], [obs({ ...next, sqPsn: behind + 70 })], 3000);
+      expect(t.connections().find((c) => c.present)).toMatchObject({ window: { sent: 70 } });
+      expect(t.connections().reduce((a, c) => a + c.sent.packets, 0)).toBe(1000 + 70);
+    });
+  }
+});
+
+describe('a read later than the PSN wrap allows (issue 33)', () => {
+  it('counts nothing from it, starts its PSNs again from there, and is a late read of its device', () => {
+    const t = new ConnectionTracker();
+    const limit = (device: string, port: number): number | undefined => (device === 'rxe0' && port === 1 ? 1500 : undefined);
+    expect([...t.update(['rxe0'], [obs({ sqPsn: 100 })], 0, limit)]).toEqual([]);
+    t.update(['rxe0'], [obs({ sqPsn: 1100 })], 1000, limit);
+    expect(only(t)).toMatchObject({ sent: { packets: 1000 }, window: { sent: 1000 } });
+    // 1.5 s or more since the last read: the PSN may have gone round (here 2^23 + 7 packets, read as 7).
+    const wrapped = (1100 + 2 ** 23 + 7) % 2 ** 24;
+    expect([...t.update(['rxe0'], [obs({ sqPsn: wrapped })], 2500, limit)]).toEqual(['rxe0']);
+    expect(only(t)).toMatchObject({ sent: { packets: 1000, rewinds: 0, highest: wrapped }, window: undefined });
+    t.update(['rxe0'], [obs({ sqPsn: wrapped + 30 })], 3500, limit);
+    expect(only(t)).toMatchObject({ sent: { packets: 1030 }, window: { sent: 30, ms: 1000 } });
+    expect(t.devices()).toEqual(new Map([['rxe0', { lateReads: 1 }]]));
+  });
+
+  it('counts a device whose dump failed until too late as late when it reads again', () => {
+    const t = new ConnectionTracker();
+    const limit = (): number => 1500;
+    t.update(['rxe0'], [obs({ sqPsn: 100 })], 0, limit);
+    t.update([], [], 1000, limit);
+    t.update(['rxe0'], [obs({ sqPsn: 200 })], 2000, limit);
+    expect(only(t)).toMatchObject({ sent: { packets: 0 }, window: undefined });
+    expect(t.devices().get('rxe0')).toEqual({ lateReads: 1 });
+  });
+});

@@ -6,7 +6,7 @@
  * other QP is, with or without a cm_id. A cm_id whose QP is not in the QP dump (destroyed
  * between the two dumps, or never created: a listener) is no connection.
  */
-import type { ConnectionObservation } from '../../model/connections.js';
+import { type ConnectionObservation, identityKey, qpnLocal } from '../../model/connections.js';
 import { type CmIdEntry, type QpEntry, type ResDump, cmStateName, qpStateName, qpTypeName, sockAddrText } from '../netlink/restrack.js';
 
 const QPT_SMI = 0;
@@ -42,13 +42,11 @@ function observation(device: string, qp: QpEntry, cm: CmIdEntry | undefined): Co
   const port = qp.port ?? cm?.port ?? 0;
   const pid = qp.pid ?? cm?.pid;
   const kernName = qp.kernName ?? cm?.kernName;
-  const owner = pid !== undefined ? `pid ${pid}` : kernName !== undefined ? `kernel ${kernName}` : 'pid ?';
   const withAddrs = cm?.src !== undefined && cm.dst !== undefined;
-  const local = withAddrs ? sockAddrText(cm.src) : `qpn:${qp.lqpn}`;
+  const local = withAddrs ? sockAddrText(cm.src) : qpnLocal(qp.lqpn);
   const peer = withAddrs ? sockAddrText(cm.dst) : qp.rqpn !== undefined ? `rqpn:${qp.rqpn}` : '';
-  const key = withAddrs ? `${device}/${port} ${local} > ${peer} ${owner}` : `${device}/${port} qpn ${qp.lqpn} ${owner}`;
   return {
-    key,
+    key: identityKey({ device, port, qpn: qp.lqpn, local, peer, pid, kernName }),
     device,
     port,
     qpn: qp.lqpn,

@@ -7,12 +7,12 @@
  * are read after the dumps, and each connection is given its owner and flow (assign.ts).
  */
 import type { Logger } from '../../log.js';
-import { type Connection, ConnectionTracker, directionOf } from '../../model/connections.js';
+import { type Connection, ConnectionTracker, type ReadLimit, directionOf } from '../../model/connections.js';
 import type { Placement } from '../../config/types.js';
 import type { BoundedReads, Job, Outcome, Pending } from '../../reads/bounded.js';
 import { type ReadProgram, runSync } from '../../reads/program.js';
 import { readErrorText } from '../../reads/errors.js';
-import { DEFAULT_PROC_ROOT, type MappedFlowsRead, type ProcessRead, mappedFlowsReads, processReads } from '../procfs/index.js';
+import { DEFAULT_PROC_ROOT, type MappedFlowsRead, type ProcessInfo, type ProcessRead, mappedFlowsReads, processReads, sameProcess } from '../procfs/index.js';
 import { type ConnectionOwner, type Pin, type ProcessShare, assignFlows, sharedByProcess } from './assign.js';
 import { joinDevice } from './join.js';
 import type { DeviceDump, RestrackRead, RestrackSource } from './source.js';
@@ -71,6 +71,8 @@ export class ConnectionMonitor {
   private readonly psnLive = new Map<string, 0 | 1>();
   private status: ConnectionStatus = { error: undefined, deviceErrors: new Map(), devicesRead: 0, mapsDenied: undefined };
   private processes = new Map<number, ProcessRead>();
+  /** Per restrack pid of a present connection, the process it was last found to be. */
+  private lastProcess = new Map<number, ProcessInfo>();
   private owners = new Map<string, ConnectionOwner>();
   private shares: ProcessShare[] = [];
   private mapsDenied: string | undefined;
@@ -89,17 +91,18 @@ export class ConnectionMonitor {
 
   /**
    * One read of every device at `nowMs` (monotonic) on the bounded reader; `portPackets` decides
-   * whether PSNs are live. `together` is asked for only when the tables can be read.
+   * whether PSNs are live. `together` is asked for only when the tables can be read. `limit`: how
+   * long each port's PSNs may go unread (a read later than that counts nothing, a late read).
    */
-  async tick(reader: BoundedReads, nowMs: number, portPackets?: PortPackets, together?: () => ReadTogether): Promise<void> {
-    const steps = this.steps(nowMs, portPackets, together);
+  async tick(reader: BoundedReads, nowMs: number, portPackets?: PortPackets, together?: () => ReadTogether, limit?: ReadLimit): Promise<void> {
+    const steps = this.steps(nowMs, portPackets, together, limit);
     let step = steps.next();
     while (!step.done) step = steps.next(await reader.run(step.value));
   }
 
   /** tick() with every read here and now (the CLI: `connections`, `check`). */
   tickSync(nowMs: number, portPackets?: PortPackets): void {
-    const steps = this.steps(nowMs, portPackets, undefined);
+    const steps = this.steps(nowMs, portPackets, undefined, undefined);
     let step = steps.next();
     while (!step.done) step = steps.next(step.value.map((j) => ({ kind: 'done', value: runSync(j.program) })));
   }
@@ -108,11 +111,11 @@ export class ConnectionMonitor {
    * A tick as rounds of jobs: the restrack dumps, then the processes behind the connections. A
    * host without RDMA netlink costs no read (the source asks the kernel again every 30 s).
    */
-  private *steps(nowMs: number, portPackets: PortPackets | undefined, together: (() => ReadTogether) | undefined): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
+  private *steps(nowMs: number, portPackets: PortPackets | undefined, together: (() => ReadTogether) | undefined, limit: ReadLimit | undefined): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
     const ready = this.source.ready();
     if (!ready.ok) {
       this.ticks++;
-      this.apply({ ok: false, error: ready.error.message }, nowMs, portPackets);
+      this.apply({ ok: false, error: ready.error.message }, nowMs, portPackets, limit);
     } else {
       const t = together?.();
       // The flows' headIndex in the same run, hence the same request, as the QP dumps.
@@ -125,7 +128,7 @@ export class ConnectionMonitor {
         this.tracker.update([], [], nowMs);
         return;
       }
-      const complete = this.apply(o.value, nowMs, portPackets);
+      const complete = this.apply(o.value, nowMs, portPackets, limit);
       if (complete && t) this.snapshot(nowMs, t);
     }
     if (this.flows) yield* this.readProcesses(this.flows);
@@ -133,22 +136,32 @@ export class ConnectionMonitor {
 
   /**
    * Who each connection's pid is and which flows it maps: one group per pid (a process stuck
-   * with its mmap_lock held costs its own timeout), then the flows joined (assign.ts).
+   * with its mmap_lock held costs its own timeout), then the flows joined (assign.ts). A pid the
+   * kernel no longer names (its thread exited, Connection.pidKept) is read as the process it was
+   * last found to be, while that process lives (same pid and start).
    */
   private *readProcesses(flows: FlowJoinOptions): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
     const present = this.tracker.connections().filter((c) => c.present);
-    const pids = [...new Set(present.flatMap((c) => (c.obs.pid === undefined ? [] : [c.obs.pid])))];
+    const named = new Set(present.flatMap((c) => (c.obs.pid === undefined || c.pidKept ? [] : [c.obs.pid])));
+    const pids = [...new Set(present.flatMap((c) => (c.obs.pid === undefined ? [] : [c.obs.pid])))].filter((pid) => named.has(pid) || this.lastProcess.has(pid));
     const root = flows.procRoot ?? DEFAULT_PROC_ROOT;
     const paths = flows.domainPaths();
     const read = flows.processReads ?? processAndMaps;
-    const outcomes = (pids.length === 0 ? [] : yield pids.map((pid) => ({ group: `proc ${pid}`, program: read(root, pid, paths) }))) as readonly Outcome<ProcessAndMaps>[];
+    const programs = pids.map((pid) => (named.has(pid) ? read(root, pid, paths) : lastKnown(this.lastProcess.get(pid)!, read(root, this.lastProcess.get(pid)!.pid, paths))));
+    const outcomes = (pids.length === 0 ? [] : yield pids.map((pid, i) => ({ group: `proc ${pid}`, program: programs[i]! }))) as readonly Outcome<ProcessAndMaps>[];
     const processes = new Map<number, ProcessRead>();
     const maps = new Map<number, MappedFlowsRead>();
+    const lastProcess = new Map<number, ProcessInfo>();
     pids.forEach((pid, i) => {
       const o = outcomes[i]!;
-      if (o.kind !== 'done') return;
+      if (o.kind !== 'done') {
+        const last = this.lastProcess.get(pid);
+        if (last) lastProcess.set(pid, last);
+        return;
+      }
       processes.set(pid, o.value.process);
       maps.set(pid, o.value.maps);
+      if (o.value.process.ok) lastProcess.set(pid, o.value.process.process);
       if (!o.value.maps.ok && o.value.maps.reason === 'denied' && this.mapsDenied === undefined) {
         this.mapsDenied = o.value.maps.detail;
         this.log?.warn({ pid, err: o.value.maps.detail },
@@ -156,6 +169,7 @@ export class ConnectionMonitor {
       }
     });
     this.processes = processes;
+    this.lastProcess = lastProcess;
     this.status = { ...this.status, mapsDenied: this.mapsDenied };
     this.owners = assignFlows(present, processes, maps, flows.pins());
     this.shares = sharedByProcess(present, this.owners, maps);
@@ -219,7 +233,7 @@ export class ConnectionMonitor {
   }
 
   /** Applies one read; true when every device was read in full. */
-  private apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined): boolean {
+  private apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined, limit: ReadLimit | undefined): boolean {
     if (!r.ok) {
       this.failed(r.error);
       this.tracker.update([], [], nowMs);
@@ -231,7 +245,9 @@ export class ConnectionMonitor {
     if (this.status.error !== undefined) this.log?.info({ devices: ok.length }, 'connections read again');
     this.status = { ...this.status, error: undefined, deviceErrors, devicesRead: ok.length };
     const observations = ok.flatMap((d) => joinDevice(d.device, d.qps, d.cmIds).observations);
-    this.tracker.update(ok.map((d) => d.device), observations, nowMs);
+    const late = this.tracker.update(ok.map((d) => d.device), observations, nowMs, limit);
+    // What a late read moved is not counted: the same-tick window starts again from it.
+    if (late.size > 0) this.together.clear();
     if (portPackets) this.decidePsnLive(portPackets);
     return deviceErrors.size === 0;
   }
@@ -294,4 +310,12 @@ export function* processAndMaps(root: string, pid: number, paths: readonly strin
   // A thread's pid is read as its process; its maps are the process's own.
   const maps = yield* mappedFlowsReads(root, process.ok ? process.process.pid : pid, paths);
   return { process, maps };
+}
+
+/** The reads of a process found before, answered 'gone' when its pid is now another process's. */
+function* lastKnown(last: ProcessInfo, reads: ReadProgram<ProcessAndMaps>): ReadProgram<ProcessAndMaps> {
+  const r = yield* reads;
+  if (!r.process.ok || sameProcess(r.process.process, last)) return r;
+  const gone = { ok: false, reason: 'gone', detail: `pid ${last.pid} is another process now (started at ${r.process.process.startTicks}, not ${last.startTicks})` } as const;
+  return { process: gone, maps: gone };
 }

@@ -97,6 +97,39 @@ describe('the connection monitor and the processes behind connections', () => {
     }
   });
 
+  it('keeps the process and flow of a QP whose creating thread exited, for the life of the QP (issue 33)', async () => {
+    const proc = ProcFixture.create();
+    const maps = `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `/dev/shm/mxl-tx/${FLOW}.mxl-flow/grains/data.0`, inode: 12 })}\n`;
+    proc.add({ pid: 202, comm: 'mxl-fabrics-dem', startTicks: 4242n, maps });
+    // The QP was made by thread 203 of process 202: restrack names the thread (task_pid_vnr).
+    proc.add({ pid: 203, tgid: 202, comm: 'mxl-fabrics-dem', startTicks: 4250n, maps });
+    const k = new FakeRestrackKernel();
+    k.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 100, rqPsn: 5, pid: 203 }], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 203 }]);
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const m = new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: k.transport() })), undefined, undefined,
+      { domainPaths: () => ['/dev/shm/mxl-tx'], pins: () => [], procRoot: proc.root });
+    const carried = { flowId: FLOW, domain: '/dev/shm/mxl-tx', how: 'only-flow' };
+    try {
+      await m.tick(reader, 0);
+      const key = m.connections()[0]!.key;
+      expect(m.ownerOf(key)).toMatchObject({ process: 'mxl-fabrics-dem', carried });
+      // The thread exits: /proc/203 goes, and the kernel names no pid for the QP or its cm_id.
+      proc.remove(203);
+      delete k.qps.get('rxe0')![0]!.pid;
+      delete k.cmIds.get('rxe0')![0]!.pid;
+      k.qps.get('rxe0')![0]!.sqPsn += 50;
+      await m.tick(reader, 1000);
+      expect(m.connections()).toMatchObject([{ key, obs: { pid: 203 }, pidKept: true, window: { sent: 50 } }]);
+      expect(m.ownerOf(key)).toMatchObject({ process: 'mxl-fabrics-dem', carried });
+      // The process itself exits and its pid is reused by another: the QP's process is unknown.
+      proc.add({ pid: 202, comm: 'other', startTicks: 9999n, maps });
+      await m.tick(reader, 2000);
+      expect(m.ownerOf(key)).toEqual({ process: '', container: '', podUid: '', carried: undefined });
+    } finally {
+      proc.close();
+    }
+  });
+
   it('places a process\'s unpaired flows where all its unpaired connections run, per process; nowhere when they run in two places', async () => {
     const FLOW_2 = '0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d21';
     const proc = ProcFixture.create();
