@@ -22,6 +22,7 @@ import { type ReadProgram, read } from '../reads/program.js';
 import { statusName } from '../reads/ops.js';
 import type { BoundedReads } from '../reads/bounded.js';
 import { FlowFileUnreadable, FlowFiles } from './flowfiles.js';
+import { type PortLinks, checkConnectionsGap } from './connections-gap.js';
 import { PAUSE, type Steps, pausing, runSteps, runStepsAsync, step } from './steps.js';
 import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
@@ -45,37 +46,43 @@ export const DEFAULT_FLOW_LAYERS: readonly Layer[] = ['payload', 'l2', 'wire'];
 /** RDMA device names as the kernel allows them (IB_DEVICE_NAME_MAX 64) and nothing that walks paths. */
 const DEVICE_NAME = /^[A-Za-z0-9_.:-]{1,63}$/;
 
-export function loadConfig(file: string): Config {
-  return runSteps(configSteps(file));
+/** What a running exporter knows beside the file. */
+export interface LoadOptions {
+  /** The link rate and MTU of each port it found: `auto` ports are checked against them (connections-gap.ts). */
+  readonly links?: PortLinks;
+}
+
+export function loadConfig(file: string, options: LoadOptions = {}): Config {
+  return runSteps(configSteps(file, options));
 }
 
 /** loadConfig() with its reads on `reader` and the event loop turning between slices of work. */
-export function loadConfigAsync(file: string, reader?: BoundedReads): Promise<Config> {
-  return runStepsAsync(configSteps(file), reader);
+export function loadConfigAsync(file: string, reader?: BoundedReads, options: LoadOptions = {}): Promise<Config> {
+  return runStepsAsync(configSteps(file, options), reader);
 }
 
-export function parseConfig(file: string, text: string): Config {
-  return runSteps(parseSteps(file, text));
+export function parseConfig(file: string, text: string, options: LoadOptions = {}): Config {
+  return runSteps(parseSteps(file, text, options));
 }
 
-function* configSteps(file: string): Steps<Config> {
+function* configSteps(file: string, options: LoadOptions): Steps<Config> {
   const text = yield* step(readConfigText(file));
   if (typeof text !== 'string') throw new InputError([{ file, line: 1, col: 1, field: '', reason: `cannot read config: ${text.error}` }]);
-  return yield* parseSteps(file, text);
+  return yield* parseSteps(file, text, options);
 }
 
-function* parseSteps(file: string, text: string): Steps<Config> {
+function* parseSteps(file: string, text: string, options: LoadOptions): Steps<Config> {
   const flows = new FlowFiles();
   const value = yield* pausing(parseYamlFast(text));
   if (value !== undefined) {
-    const fast = yield* readConfigSteps(file, SourceText.plain(file, value), flows);
+    const fast = yield* readConfigSteps(file, SourceText.plain(file, value), flows, options);
     if (fast.problems.length === 0) return fast.config;
   }
   // The fast path found a problem, or the text is YAML it does not read: positions.
   const src = SourceText.parse(file, text);
   const syntax = src.syntaxProblems();
   if (syntax.length) throw new InputError(syntax);
-  const slow = yield* readConfigSteps(file, src, flows);
+  const slow = yield* readConfigSteps(file, src, flows, options);
   const errors = slow.problems.filter((p) => !p.warning);
   if (errors.length) throw new InputError(errors);
   // A warning, too, sent the load here (the fast path has no positions to say it with).
@@ -95,10 +102,10 @@ function* readConfigText(file: string): ReadProgram<string | { error: string }> 
   }
 }
 
-function* readConfigSteps(file: string, src: SourceText, flowFiles: FlowFiles): Steps<{ config: Config; problems: Problem[] }> {
+function* readConfigSteps(file: string, src: SourceText, flowFiles: FlowFiles, options: LoadOptions): Steps<{ config: Config; problems: Problem[] }> {
   const problems: Problem[] = [];
   const root = src.root() === null ? undefined : Fields.root(src, problems);
-  const config = root ? yield* readConfig(file, root, flowFiles) : emptyConfig(file);
+  const config = root ? yield* readConfig(file, root, flowFiles, options) : emptyConfig(file);
   return { config, problems };
 }
 
@@ -109,7 +116,7 @@ function emptyConfig(file: string): Config {
 /** Bindings between pauses. */
 const BINDINGS_PER_SLICE = 50;
 
-function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Config> {
+function* readConfig(file: string, root: Fields, flowFiles: FlowFiles, options: LoadOptions): Steps<Config> {
   root.rejectUnknown(TOP_KEYS);
   const sampling = readSampling(root);
   const connections = readConnections(root, sampling);
@@ -140,7 +147,9 @@ function* readConfig(file: string, root: Fields, flowFiles: FlowFiles): Steps<Co
   rejectDuplicates(root, ports, flows);
   yield PAUSE;
   const implied = [...flows.map((f) => f.binding), ...domains.filter((d): d is BoundDomainConfig => d.bind !== 'auto')];
-  return { file, sampling, connections, headroom, driftTolerance, metrics, providers, ports: withImpliedPorts(ports, implied, headroom), flows: flows.map((f) => f.binding), domains };
+  const allPorts = withImpliedPorts(ports, implied, headroom);
+  checkConnectionsGap(root, { sampling, connections, ports: allPorts }, options.links);
+  return { file, sampling, connections, headroom, driftTolerance, metrics, providers, ports: allPorts, flows: flows.map((f) => f.binding), domains };
 }
 
 /** The absolute path a binding's `flow:` names, when it names a file (checked in readFlowRef). */

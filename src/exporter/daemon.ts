@@ -28,6 +28,9 @@ import { ConnectionMonitor } from '../sources/restrack/monitor.js';
 import { portTotals } from './connections.js';
 import { type Pin, pinsOf } from '../sources/restrack/assign.js';
 import { RestrackSource, type TransportOpen, openRestrackSocket } from '../sources/restrack/source.js';
+import { connectionsGapProblem, portReadLimit } from '../config/connections-gap.js';
+import type { ReadLimit } from '../model/connections.js';
+import { connectionsDue } from '../model/connections-schedule.js';
 
 /** Host assumptions (VLAN, PFC) change with configuration, not traffic: read them this often. */
 const ASSUMPTIONS_REFRESH_MS = 30_000;
@@ -93,6 +96,9 @@ export class Daemon {
     this.measurement = this.opts.measurement ?? await selectSourcesOn(this.reader!, { sysfsRoot: this.opts.sysfsRoot });
     for (const note of this.measurement.notes) this.opts.log.info(note);
     await this.startSampler();
+    // The ports' link rates are known now: a connections schedule they outrun is refused, with
+    // its place in the file (the load before could only check ports with a configured capacity).
+    if (connectionsGapProblem(this.config, attrsLookup(this.sampler)) !== undefined) await loadConfigAsync(this.opts.configFile, this.reader, { links: attrsLookup(this.sampler) });
     await this.startDomains();
     await this.startConnections(true);
     this.startTicking();
@@ -152,7 +158,7 @@ export class Daemon {
   private async reloadOnce(): Promise<{ ok: true } | { ok: false; error: string }> {
     let next: Config;
     try {
-      next = await loadConfigAsync(this.opts.configFile, this.reader);
+      next = await loadConfigAsync(this.opts.configFile, this.reader, { links: attrsLookup(this.sampler) });
     } catch (e) {
       this.reloadStatus.ok = false;
       const error = e instanceof InputError ? e.problems.map(formatProblem).join('; ') : (e as Error).message;
@@ -285,13 +291,11 @@ export class Daemon {
     await this.tickConnections(ports !== undefined && domains !== undefined);
   }
 
-  /**
-   * Connections are read on the sampling ticks at least `connections.interval` apart (within half
-   * a sampling interval): an interval below the sampling interval reads on every tick.
-   */
+  /** model/connections-schedule.ts: on the sampling ticks, at least `connections.interval` apart. */
   private connectionsDue(): boolean {
     const last = this.connectionsReadMs;
-    return last === undefined || this.nowMs() - last >= this.config.connections.intervalMs - this.config.sampling.intervalMs / 2;
+    const schedule = { samplingIntervalMs: this.config.sampling.intervalMs, connectionsIntervalMs: this.config.connections.intervalMs };
+    return connectionsDue(schedule, last === undefined ? undefined : this.nowMs() - last);
   }
 
   private nowMs(): number {
@@ -406,10 +410,17 @@ export class Daemon {
       const sampler = this.sampler;
       const together = afterPorts ? () => ({ ports: portTotals(sampler), heads: this.domains?.headJobs() ?? [], windowMs: this.config.sampling.windowMs }) : undefined;
       await monitor.tick(this.readerFor(this.config.sampling.intervalMs), nowMs, (device, port, direction) =>
-        sampler?.measurements({ device, port }, direction, 'packets')[0]?.rate, together);
+        sampler?.measurements({ device, port }, direction, 'packets')[0]?.rate, together, this.readLimit());
       // bind: auto: the flows go where their connections now run.
       if (this.domains?.rebindAuto()) this.planner.setDiscovered(this.domains.bindings());
     });
+  }
+
+  /** How long each port's PSNs may go unread, at its link rate and MTU (config/connections-gap.ts). */
+  private readLimit(): ReadLimit {
+    const attrs = attrsLookup(this.sampler);
+    const configured = new Map(this.config.ports.map((p) => [portKey(p), p]));
+    return (device, port) => portReadLimit({ device, port }, configured.get(portKey({ device, port })), attrs(device, port))?.limitMs;
   }
 
   private stopConnections(): void {

@@ -106,7 +106,9 @@ describe('check', () => {
   });
 
   it('exit 1: capacity 100Gbps on a port that trained at 25 Gb/s fails, naming both (it passed before)', () => {
+    // 100 Gb/s of 1,024-byte packets is 2^23 packets in 687 ms: connections are read every 500 ms.
     const cfg = writeConfig(`
+sampling: { interval: 500ms, window: 5s }
 ports: [{ device: bnxt_re0, port: 1, ib_mtu: 1024, capacity: 100Gbps }]
 flows: [{ flow: flows/data_60.json, device: bnxt_re0, direction: tx }]
 `);

@@ -22,6 +22,35 @@ describe('connections config', () => {
   });
 });
 
+describe('connections.interval against the PSN wrap (issue 33)', () => {
+  // 2^23 packets of 4,096 bytes at 400 Gb/s: 8,388,608 * 4096 * 8 / 400e9 = 0.687 s.
+  const port = (capacity: string, mtu = 'ib_mtu: 4096') => `ports:\n  - { device: mlx5_0, port: 1, ${mtu}, capacity: ${capacity} }\n`;
+
+  it('refuses a schedule that reads connections further apart than a port can send 2^23 packets', () => {
+    const p = problems(port('400Gbps'));
+    expect(p).toHaveLength(1);
+    expect(p[0]).toMatch(/^c\.yaml:1:1: connections: connections are read every 1000 ms .*mlx5_0\/1 \(400 Gb\/s, 4096-byte packets\) can send 2\^23 packets.* in 687 ms/);
+    expect(problems(`sampling: { interval: 500ms, window: 5s }\nconnections: { interval: 1s }\n${port('400Gbps')}`).join('\n'))
+      .toMatch(/^c\.yaml:2:26: connections\.interval: connections are read every 1000 ms/);
+    // 100 Gb/s: 2.748 s (2,748.78 ms).
+    expect(problems(`connections: { interval: 3s }\n${port('100Gbps')}`).join('\n')).toMatch(/connections\.interval: .* in 2748 ms/);
+  });
+
+  it('takes a schedule that reads in time, or connections off', () => {
+    expect(parseConfig('c.yaml', `sampling: { interval: 500ms, window: 5s }\n${port('400Gbps')}`).connections.intervalMs).toBe(500);
+    expect(parseConfig('c.yaml', `connections: { interval: 2s }\n${port('100Gbps')}`).connections.intervalMs).toBe(2000);
+    expect(parseConfig('c.yaml', `connections: { enabled: false }\n${port('400Gbps')}`).connections.enabled).toBe(false);
+    expect(parseConfig('c.yaml', port('auto', 'mtu: auto')).connections.intervalMs).toBe(1000);
+  });
+
+  it('checks `auto` ports at the link rate and MTU the running exporter found', () => {
+    const links = () => ({ rateBitsPerSecond: 400e9, activeIbMtu: 4096 });
+    expect(() => parseConfig('c.yaml', port('auto', 'mtu: auto'), { links })).toThrow(/mlx5_0\/1 \(400 Gb\/s, 4096-byte packets\)/);
+    // The link rate, not a smaller capacity budget, is what the QP can send at.
+    expect(() => parseConfig('c.yaml', port('100Gbps'), { links })).toThrow(/in 687 ms/);
+  });
+});
+
 describe('peer: pins', () => {
   const flow = 'flow: { id: 0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d04, label: d, format: "urn:x-nmos:format:data", tags: { "urn:x-nmos:tag:grouphint/v1.0": ["A:B"] }, media_type: video/smpte291, grain_rate: { numerator: 60 } }';
   it('takes an IPv4 or bracketed IPv6 address:port on flows and domains, IPv6 as the labels print it', () => {

@@ -1,0 +1,68 @@
+/**
+ * A config whose connections reads come further apart than a configured port can send 2^23
+ * packets in is refused (model/psn.ts psnReadLimitMs): its PSN counts would be wrong. The port
+ * is taken at its link rate where the running exporter knows it (`links`), at its configured
+ * capacity otherwise, with its configured MTU, or its active one.
+ */
+import type { Fields } from '../input/fields.js';
+import { MtuError, payloadPerPacket } from '../model/mtu.js';
+import { psnReadLimitMs } from '../model/psn.js';
+import { connectionsReadGapMs } from '../model/connections-schedule.js';
+import type { Config, PortConfig } from './types.js';
+import { key } from '../keys.js';
+
+/** What the running exporter read of a port (its PortAttributes). */
+export interface PortLink {
+  readonly rateBitsPerSecond: number | undefined;
+  readonly activeIbMtu: number | undefined;
+}
+
+export type PortLinks = (device: string, port: number) => PortLink | undefined;
+
+interface PortLimit {
+  readonly port: PortRef;
+  readonly bitsPerSecond: number;
+  readonly payloadBytes: number;
+  readonly limitMs: number;
+}
+
+type PortRef = Pick<PortConfig, 'device' | 'port'>;
+
+/**
+ * How long a port's PSNs may go unread (psnReadLimitMs): at its link rate, else its configured
+ * capacity; at its configured MTU, else its active one. Undefined while either is unknown.
+ */
+export function portReadLimit(ref: PortRef, p: PortConfig | undefined, link: PortLink | undefined): PortLimit | undefined {
+  const capacity = p === undefined || p.capacityBitsPerSecond === 'auto' ? undefined : p.capacityBitsPerSecond;
+  const bitsPerSecond = link?.rateBitsPerSecond ?? capacity;
+  let payloadBytes: number | undefined;
+  try {
+    payloadBytes = p === undefined || p.mtu === 'auto' ? link?.activeIbMtu : payloadPerPacket(p.mtu, p.provider);
+  } catch (e) {
+    if (!(e instanceof MtuError)) throw e;
+  }
+  if (bitsPerSecond === undefined || payloadBytes === undefined || bitsPerSecond <= 0) return undefined;
+  return { port: ref, bitsPerSecond, payloadBytes, limitMs: psnReadLimitMs(bitsPerSecond, payloadBytes) };
+}
+
+/** Why the connections schedule reads the fastest configured port's PSNs too late; undefined when it does not. */
+export function connectionsGapProblem(config: Pick<Config, 'sampling' | 'connections' | 'ports'>, links: PortLinks | undefined): string | undefined {
+  if (!config.connections.enabled) return undefined;
+  const gapMs = connectionsReadGapMs({ samplingIntervalMs: config.sampling.intervalMs, connectionsIntervalMs: config.connections.intervalMs });
+  const limits = config.ports.flatMap((p) => portReadLimit(p, p, links?.(p.device, p.port)) ?? []);
+  const worst = limits.reduce<PortLimit | undefined>((a, b) => (a === undefined || b.limitMs < a.limitMs ? b : a), undefined);
+  if (worst === undefined || gapMs < worst.limitMs) return undefined;
+  return `connections are read every ${gapMs} ms (on the sampling ticks, at least connections.interval apart); port ` +
+    `${key(worst.port.device, worst.port.port)} (${worst.bitsPerSecond / 1e9} Gb/s, ${worst.payloadBytes}-byte packets) can send 2^23 packets, ` +
+    `the most a 24-bit PSN tells apart, in ${Math.floor(worst.limitMs)} ms: set sampling.interval and connections.interval below that, or connections.enabled: false`;
+}
+
+/** connectionsGapProblem() reported at `connections.interval`, or at `connections` when the interval is the default. */
+export function checkConnectionsGap(root: Fields, config: Pick<Config, 'sampling' | 'connections' | 'ports'>, links: PortLinks | undefined): void {
+  const reason = connectionsGapProblem(config, links);
+  if (reason === undefined) return;
+  // A `connections:` that is no mapping was reported as such already.
+  const c = root.isObject(root.at('connections')) ? root.object('connections', false) : undefined;
+  if (c?.has('interval')) c.report('interval', reason);
+  else root.report('connections', reason);
+}
