@@ -24,20 +24,23 @@ interface Series {
 }
 
 const identity = (c: Connection): Labels => ({
-  device: c.obs.device, port: String(c.obs.port), local: c.obs.local, peer: c.obs.peer, pid: c.obs.pid === undefined ? '' : String(c.obs.pid),
+  device: c.obs.device, port: String(c.obs.port), local: c.twinQpn === undefined ? c.obs.local : `${c.obs.local}#qpn:${c.twinQpn}`,
+  peer: c.obs.peer, pid: c.obs.pid === undefined ? '' : String(c.obs.pid),
 });
 
-/** Every connection with its identity labels; two live QPs of one identity get `#qpn` on `local`. */
+/**
+ * Every connection with its identity labels. A second live QP of one identity carries `#qpn` on
+ * `local` for its life (Connection.twinQpn), whatever the order of the table; identities the
+ * labels cannot tell apart (an unknown pid beside a kernel QP on the same addresses) all get
+ * their QP number, so that no series stands for one QP at one scrape and another at the next.
+ */
 function connectionSeries(monitor: ConnectionMonitor | undefined): Series[] {
   if (!monitor) return [];
-  const seen = new Set<string>();
-  return monitor.connections().map((c) => {
-    let labels = identity(c);
-    const text = JSON.stringify(labels);
-    if (seen.has(text)) labels = { ...labels, local: `${labels.local}#qpn:${c.obs.qpn}` };
-    seen.add(text);
-    return { c, labels };
-  });
+  const all = monitor.connections().map((c) => ({ c, labels: identity(c) }));
+  const text = (s: Series): string => JSON.stringify(s.labels);
+  const counts = new Map<string, number>();
+  for (const s of all) counts.set(text(s), (counts.get(text(s)) ?? 0) + 1);
+  return all.map((s) => (counts.get(text(s))! > 1 ? { c: s.c, labels: { ...s.labels, local: `${s.labels.local}#qpn:${s.c.obs.qpn}` } } : s));
 }
 
 const present = (state: ExporterState): Series[] => connectionSeries(state.connections).filter((s) => s.c.present);
@@ -139,36 +142,50 @@ interface FlowConnectionRate {
   readonly rate: number;
 }
 
+/** A connection's packets per second over its last window, in the direction they count in. */
+export interface ConnectionRate {
+  readonly direction: 'tx' | 'rx';
+  readonly packetsPerSecond: number;
+}
+
 /**
- * Per flow, port and direction: the packets per second of the connections that carry it, over
- * their last window; absent where the port's PSNs do not move (port_connection_psn_live 0) and
- * for a connection without a window (first sight, restart, unread).
+ * The one rate of a connection, for the metrics and the landing page: its packets over its last
+ * window in windowDirection(); none without a window (first sight, restart, unread, late), or
+ * where the port's PSNs do not move (port_connection_psn_live 0).
  */
+export function connectionRate(m: ConnectionMonitor, c: Connection): ConnectionRate | undefined {
+  if (!c.present || c.window === undefined || c.window.ms <= 0 || m.psnLiveOf(c.obs.device, c.obs.port) === 0) return undefined;
+  const direction = windowDirection(c);
+  if (direction === undefined) return undefined;
+  return { direction, packetsPerSecond: ((direction === 'tx' ? c.window.sent : c.window.received) * 1000) / c.window.ms };
+}
+
+/** Per flow, port and direction: the packets per second of the connections that carry it (connectionRate). */
 function flowConnectionRates(m: ConnectionMonitor | undefined): FlowConnectionRate[] {
   const out = new Map<string, FlowConnectionRate>();
   for (const c of m?.connections() ?? []) {
     const carried = m!.ownerOf(c.key)?.carried;
-    if (!c.present || c.window === undefined || c.window.ms <= 0 || carried === undefined) continue;
-    if (m!.psnLiveOf(c.obs.device, c.obs.port) === 0) continue;
-    const direction = windowDirection(c);
-    if (direction === undefined) continue;
-    const rate = ((direction === 'tx' ? c.window.sent : c.window.received) * 1000) / c.window.ms;
-    const k = key(c.obs.device, c.obs.port, direction, carried.flowId);
+    const r = carried === undefined ? undefined : connectionRate(m!, c);
+    if (carried === undefined || r === undefined) continue;
+    const k = key(c.obs.device, c.obs.port, r.direction, carried.flowId);
     const had = out.get(k);
-    out.set(k, { flowId: carried.flowId, domain: carried.domain, device: c.obs.device, port: c.obs.port, direction, rate: (had?.rate ?? 0) + rate });
+    out.set(k, { flowId: carried.flowId, domain: carried.domain, device: c.obs.device, port: c.obs.port, direction: r.direction, rate: (had?.rate ?? 0) + r.packetsPerSecond });
   }
   return [...out.values()];
 }
 
+/** Where a flow's prediction is asked for: its id, and the port and direction of its connection. */
+type FlowPlace = Pick<FlowConnectionRate, 'flowId' | 'device' | 'port' | 'direction'>;
+
 /** The flow's predicted packets per second where it is bound on that port and direction, if it is. */
-function predictedPackets(state: ExporterState, f: FlowConnectionRate): number | undefined {
+export function predictedPackets(state: ExporterState, f: FlowPlace): number | undefined {
   const plan = state.planner.plans(attrsLookup(state.sampler)).find((p) => p.port.device === f.device && p.port.port === f.port);
   const fp = plan?.flows.find((x) => x.binding.flow.id === f.flowId && x.binding.direction === f.direction);
   return fp?.prediction ? toNumber(fp.prediction.packetsPerSecond) : undefined;
 }
 
 /** The direction a carrying connection's packets count in: its own, or the busier side of `both`. */
-function windowDirection(c: Connection): 'tx' | 'rx' | undefined {
+export function windowDirection(c: Connection): 'tx' | 'rx' | undefined {
   const dir = directionOf(c);
   if (dir === 'tx' || dir === 'rx') return dir;
   return dir === 'both' && c.window ? (c.window.sent >= c.window.received ? 'tx' : 'rx') : undefined;
@@ -200,13 +217,12 @@ function processRates(state: ExporterState): ProcessRate[] {
       if (c === undefined || direction === undefined) continue;
       const k = key(c.obs.device, c.obs.port, direction);
       const had = byPlace.get(k) ?? { device: c.obs.device, port: c.obs.port, direction, rate: undefined, process: m.ownerOf(c.key)?.process ?? '' };
-      const live = c.window !== undefined && c.window.ms > 0 && m.psnLiveOf(c.obs.device, c.obs.port) !== 0;
-      const rate = live ? ((direction === 'tx' ? c.window.sent : c.window.received) * 1000) / c.window.ms : undefined;
+      const rate = connectionRate(m, c)?.packetsPerSecond;
       byPlace.set(k, { ...had, rate: rate === undefined ? had.rate : (had.rate ?? 0) + rate });
     }
     for (const p of byPlace.values()) {
-      const predictions = [...share.flows].flatMap(([flowId, domain]) => {
-        const v = predictedPackets(state, { flowId, domain, device: p.device, port: p.port, direction: p.direction, rate: 0 });
+      const predictions = [...share.flows].flatMap(([flowId]) => {
+        const v = predictedPackets(state, { flowId, device: p.device, port: p.port, direction: p.direction });
         return v === undefined ? [] : [v];
       });
       out.push({
@@ -281,6 +297,8 @@ export const CONNECTION_FAMILIES: readonly Family[] = [
     coverage(state) },
   { name: 'flow_connection_packets_per_grain', help: 'Packets the connections carrying a flow moved (PSNs) per grain the domain counted (headIndex; audio: per batch), both between the same two ticks over the sampling window.', type: 'gauge', labels: ['flow_id', 'domain', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     packetsPerGrain(state) },
+  { name: 'connections_late_reads_total', help: 'Reads of the device\'s connection tables that came too late for the PSNs (further apart than its fastest port can send 2^23 packets in, at its link rate and MTU): nothing is counted from them.', type: 'counter', labels: ['device'], changes: 'tick', read: (_v, state) =>
+    [...(state.connections?.tracker.devices() ?? [])].map(([device, d]) => ({ labels: { device }, value: d.lateReads })) },
   { name: 'port_connection_psn_live', help: 'Whether the port\'s connections\' PSNs move with traffic (1), or stand still while the port counts packets (0: irdma); absent until known.', type: 'gauge', labels: ['device', 'port'], changes: 'tick', read: (_v, state) =>
     psnLive(state) },
 ];

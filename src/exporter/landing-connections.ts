@@ -5,10 +5,10 @@
  * ptrace access to maps, unreadable tables).
  */
 import { type Connection, directionOf } from '../model/connections.js';
-import { toNumber } from '../model/index.js';
 import { formatDecimal } from '../input/units.js';
 import { type Column, NONE, cell, esc, table } from './landing.js';
-import { attrsLookup, type ExporterState } from './view.js';
+import type { ExporterState } from './view.js';
+import { connectionRate, predictedPackets, windowDirection } from './connections.js';
 
 interface Row {
   readonly c: Connection;
@@ -17,18 +17,14 @@ interface Row {
 
 const pps = (n: number | undefined): string => (n === undefined ? NONE : esc(formatDecimal(n, 'pkt/s')));
 
-function measured(c: Connection): number | undefined {
-  if (!c.present || c.window === undefined || c.window.ms <= 0) return undefined;
-  const d = directionOf(c);
-  if (d === '') return undefined;
-  return ((d === 'rx' ? c.window.received : c.window.sent) * 1000) / c.window.ms;
-}
-
-function predicted(state: ExporterState, c: Connection, flowId: string): number | undefined {
-  const d = directionOf(c);
-  const plan = state.planner.plans(attrsLookup(state.sampler)).find((p) => p.port.device === c.obs.device && p.port.port === c.obs.port);
-  const fp = plan?.flows.find((f) => f.binding.flow.id === flowId && f.binding.direction === (d === 'rx' ? 'rx' : 'tx'));
-  return fp?.prediction ? toNumber(fp.prediction.packetsPerSecond) : undefined;
+/** The metrics' own rate and prediction of a connection (connections.ts): one computation for both. */
+function measuredAndPredicted({ c, state }: Row): { readonly measured: number | undefined; readonly predicted: number | undefined } {
+  const m = state.connections;
+  const rate = m ? connectionRate(m, c) : undefined;
+  const flowId = m?.ownerOf(c.key)?.carried?.flowId;
+  const direction = rate?.direction ?? windowDirection(c);
+  const predicted = flowId && direction ? predictedPackets(state, { flowId, device: c.obs.device, port: c.obs.port, direction }) : undefined;
+  return { measured: rate?.packetsPerSecond, predicted };
 }
 
 const COLUMNS: readonly Column<Row>[] = [
@@ -44,10 +40,9 @@ const COLUMNS: readonly Column<Row>[] = [
   { header: 'port', cell: ({ c }) => cell(esc(`${c.obs.device}/${c.obs.port}`)) },
   { header: 'local → peer', cell: ({ c }) => cell(`${esc(c.obs.local)} → ${c.obs.peer ? esc(c.obs.peer) : NONE}<br><small>${esc(c.obs.qpType)} QP ${esc(c.obs.qpn)}${directionOf(c) ? ` · ${esc(directionOf(c))}` : ''}</small>`) },
   { header: 'state', cell: ({ c }) => (c.present ? cell(esc(c.obs.state), c.obs.state === 'RTS' ? 'ok' : 'bad') : cell('gone', 'bad')) },
-  { header: 'measured vs predicted', title: 'packets per second from the PSNs over the last connections interval, and the flow\'s prediction', cell: ({ c, state }) => {
-    const id = state.connections?.ownerOf(c.key)?.carried?.flowId;
-    const p = id ? predicted(state, c, id) : undefined;
-    return cell(`${pps(measured(c))}<br><small>predicted ${pps(p)}</small>`);
+  { header: 'measured vs predicted', title: 'packets per second from the PSNs over the last connections interval, and the flow\'s prediction', cell: (row) => {
+    const { measured, predicted } = measuredAndPredicted(row);
+    return cell(`${pps(measured)}<br><small>predicted ${pps(predicted)}</small>`);
   } },
 ];
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { one, series, startDaemon, type Running } from './harness.js';
 import { FakeRestrackKernel } from '../sources/restrack/fake-kernel.js';
-import { NetlinkUnavailable } from '../../src/sources/netlink/index.js';
+import { NetlinkRequestError, NetlinkUnavailable } from '../../src/sources/netlink/index.js';
 import { ProcFixture, mapsLine } from '../sources/procfs/fixture.js';
 import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
 import { join } from 'node:path';
@@ -100,6 +100,41 @@ describe('connections joined with processes and flows', () => {
     expect(section).toContain(`<td><code>${VIDEO.id}</code></td><td>mxl-fabrics-dem<br><small>pid 202</small></td><td>rxe0/1</td>`);
     expect(section).toContain('<td>10.99.0.1:48130 → 10.99.0.2:1312<br><small>RC QP 33 · tx</small></td><td class="ok">RTS</td><td>33.750 kpkt/s<br><small>predicted 33.750 kpkt/s</small></td>');
     expect(section).not.toContain('CAP_SYS_PTRACE');
+  });
+
+  it('keeps a connection\'s flow, drift and series when the kernel drops its pid (the creating thread exited; issue 33)', async () => {
+    const { kernel } = await start();
+    await second(kernel, [PREDICTED, 10, 20]);
+    const before = [...series(await run!.scrape(), 'mxl_fabric_connection_sent_packets_total').keys()];
+    // restrack names no pid once the thread that made the QP is gone (its cm_id's neither).
+    delete kernel.qps.get('rxe0')![0]!.pid;
+    delete kernel.cmIds.get('rxe0')![0]!.pid;
+    await second(kernel, [PREDICTED, 10, 20]);
+    await second(kernel, [PREDICTED, 10, 20]);
+    const m = await run!.scrape();
+    expect([...series(m, 'mxl_fabric_connection_sent_packets_total').keys()]).toEqual(before);
+    expect(one(m, 'mxl_fabric_connection_sent_packets_total', { local: '10.99.0.1:48130', pid: '202' })).toBe(3 * PREDICTED);
+    expect(one(m, 'mxl_fabric_connection_info', { local: '10.99.0.1:48130', pid: '202', process: 'mxl-fabrics-dem', flow_id: VIDEO.id })).toBe(1);
+    expect(one(m, 'mxl_fabric_flow_measured_packets_per_second', { flow_id: VIDEO.id, direction: 'tx', source: 'connection' })).toBe(PREDICTED);
+    expect(one(m, 'mxl_fabric_flow_drift_ratio', { flow_id: VIDEO.id, quantity: 'packets' })).toBe(0);
+  });
+
+  it('shows on the landing page the rate and prediction the metrics give, for a connection whose PSNs move both ways (issue 33)', async () => {
+    const { kernel } = await start(undefined, 'rx');
+    // pid 202's one connection receives the flow and sends a little (both PSNs move): `both`.
+    for (let i = 0; i < 2; i++) {
+      const q = kernel.qps.get('rxe0')![0]!;
+      q.rqPsn! += PREDICTED;
+      q.sqPsn += 10;
+      await run!.tick(1);
+    }
+    const m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_info', { local: '10.99.0.1:48130', direction: 'both', flow_id: VIDEO.id })).toBe(1);
+    expect(one(m, 'mxl_fabric_flow_measured_packets_per_second', { flow_id: VIDEO.id, direction: 'rx', source: 'connection' })).toBe(PREDICTED);
+    expect(one(m, 'mxl_fabric_flow_drift_ratio', { flow_id: VIDEO.id, direction: 'rx', quantity: 'packets' })).toBe(0);
+    const html = await (await run!.get('/')).text();
+    const section = html.slice(html.indexOf('<h2>Connections</h2>'));
+    expect(section).toContain('<td>10.99.0.1:48130 → 10.99.0.2:1312<br><small>RC QP 33 · both</small></td><td class="ok">RTS</td><td>33.750 kpkt/s<br><small>predicted 33.750 kpkt/s</small></td>');
   });
 
   it('follows a `peer:` pin on the domain: the connection to that target carries the flow, drift from its packets', async () => {
@@ -337,5 +372,56 @@ describe('the landing page without RDMA netlink', () => {
     const section = html.slice(html.indexOf('<h2>Connections</h2>'));
     expect(section).toContain('Connections cannot be read: RDMA netlink unavailable (family-unsupported)');
     expect(section).not.toContain('No RDMA connection is tracked by the kernel.');
+  });
+});
+
+describe('two live QPs of one identity (issue 33)', () => {
+  it('keep the series they were first given: `#qpn` goes with the second QP for its life, not with the order of the table', async () => {
+    const kernel = new FakeRestrackKernel();
+    const cm = (lqpn: number) => ({ lqpn, src: ['10.99.0.1', 48130] as [string, number], dst: ['10.99.0.2', 1312] as [string, number], pid: 202 });
+    kernel.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 100, rqpn: 33, pid: 202 }, { lqpn: 34, sqPsn: 500, rqpn: 34, pid: 202 }], [cm(33), cm(34)]);
+    run = await startDaemon('rxe_6_1', 'sampling: { interval: 1s, window: 4s }\n', undefined, () => ({ restrack: () => ({ ok: true, transport: kernel.transport() }) }));
+    const sent = async (): Promise<[string, number][]> => [...series(await run!.scrape(), 'mxl_fabric_connection_sent_packets_total')];
+    kernel.qps.get('rxe0')![1]!.sqPsn += 40;
+    await run.tick(1);
+    const second = 'mxl_fabric_connection_sent_packets_total{device="rxe0",port="1",local="10.99.0.1:48130#qpn:34",peer="10.99.0.2:1312",pid="202"}';
+    expect(await sent()).toContainEqual([second, 40]);
+    // The first QP goes, and after the retention (10 min) is forgotten: the second keeps its series.
+    kernel.qps.set('rxe0', [kernel.qps.get('rxe0')![1]!]);
+    kernel.cmIds.set('rxe0', [cm(34)]);
+    await run.tick(1);
+    await run.tick(601);
+    kernel.qps.get('rxe0')![0]!.sqPsn += 2;
+    await run.tick(1);
+    expect(await sent()).toEqual([[second, 42]]);
+  });
+});
+
+describe('connections read too late for the PSN wrap (issue 33)', () => {
+  it('count nothing from that read and say so in connections_late_reads_total', async () => {
+    const { kernel } = await start();
+    await second(kernel, [PREDICTED, 0, 0]);
+    let m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connections_late_reads_total', { device: 'rxe0' })).toBe(0);
+    const sent = (): number | undefined => one(m, 'mxl_fabric_connection_sent_packets_total', { local: '10.99.0.1:48130' });
+    expect(sent()).toBe(PREDICTED);
+    // rxe0: 10 Gb/s, IB MTU 4096: 2^23 packets in 27.5 s. The dumps fail for 28 s while the
+    // connection sends 2^23 + 5 packets, which a 24-bit PSN shows as 5.
+    kernel.onQpDump = () => {
+      throw new NetlinkRequestError('RDMA_NLDEV_CMD_RES_QP_GET dump of rxe0', 16, undefined, 'EBUSY');
+    };
+    for (let i = 0; i < 28; i++) await run!.tick(1);
+    kernel.onQpDump = undefined;
+    kernel.qps.get('rxe0')![0]!.sqPsn += 2 ** 23 + 5;
+    await run!.tick(1);
+    m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connections_late_reads_total', { device: 'rxe0' })).toBe(1);
+    expect(sent()).toBe(PREDICTED);
+    expect(one(m, 'mxl_fabric_flow_measured_packets_per_second', { flow_id: VIDEO.id })).toBeUndefined();
+    await second(kernel, [PREDICTED, 0, 0]);
+    m = await run!.scrape();
+    expect(sent()).toBe(2 * PREDICTED);
+    expect(one(m, 'mxl_fabric_flow_measured_packets_per_second', { flow_id: VIDEO.id, direction: 'tx' })).toBe(PREDICTED);
+    expect(one(m, 'mxl_fabric_connections_late_reads_total', { device: 'rxe0' })).toBe(1);
   });
 });
