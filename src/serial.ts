@@ -24,3 +24,34 @@ export class SerialQueue {
     return this.pending > 0;
   }
 }
+
+/**
+ * A task run once at a time, on request: asked for while it runs, it runs once more after that
+ * run (every request made meanwhile shares that one run), so each request is answered by a run
+ * that started after it was made.
+ */
+export class CoalescingRun<T> {
+  private running: Promise<T> | undefined;
+  private queued: Promise<T> | undefined;
+
+  constructor(private readonly task: () => Promise<T>) {}
+
+  request(): Promise<T> {
+    if (this.queued !== undefined) return this.queued;
+    if (this.running === undefined) return this.start();
+    const queued = this.running.then(() => {
+      this.queued = undefined;
+      return this.start();
+    });
+    this.queued = queued;
+    return queued;
+  }
+
+  private start(): Promise<T> {
+    const run: Promise<T> = this.task().finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
+}

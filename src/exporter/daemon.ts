@@ -2,7 +2,7 @@
  * The running exporter: config, predictions, sampler and HTTP, with atomic
  * reloads (a bad config keeps the running one) and a clean shutdown.
  */
-import { SerialQueue } from '../serial.js';
+import { CoalescingRun, SerialQueue } from '../serial.js';
 import { loopTurn } from '../event-loop.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -57,6 +57,8 @@ export interface DaemonOptions {
   readonly procRoot?: string;
 }
 
+type ReloadResult = { ok: true } | { ok: false; error: string };
+
 export class Daemon {
   private config!: Config;
   private planner!: Planner;
@@ -77,8 +79,7 @@ export class Daemon {
   private measurement!: Measurement;
   private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
   /** The reload running, and the one asked for while it runs (the file may have changed again). */
-  private reloading: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
-  private reloadNext: Promise<{ ok: true } | { ok: false; error: string }> | undefined;
+  private readonly reloads = new CoalescingRun<ReloadResult>(() => this.reloadOnce());
   /** prewarm() of the last load. */
   private warming: Promise<void> = Promise.resolve();
   private readonly metrics: Metrics;
@@ -142,20 +143,11 @@ export class Daemon {
    * Loads the config again beside the event loop (scrapes and /-/healthy keep answering); a bad
    * config keeps the running one. Asked for while one runs: one more runs after it.
    */
-  reload(): Promise<{ ok: true } | { ok: false; error: string }> {
-    if (this.reloading === undefined) {
-      const run = this.reloadOnce().finally(() => {
-        this.reloading = this.reloadNext;
-        this.reloadNext = undefined;
-      });
-      this.reloading = run;
-      return run;
-    }
-    this.reloadNext ??= this.reloading.then(() => this.reloadOnce());
-    return this.reloadNext;
+  reload(): Promise<ReloadResult> {
+    return this.reloads.request();
   }
 
-  private async reloadOnce(): Promise<{ ok: true } | { ok: false; error: string }> {
+  private async reloadOnce(): Promise<ReloadResult> {
     let next: Config;
     try {
       next = await loadConfigAsync(this.opts.configFile, this.reader, { links: attrsLookup(this.sampler) });

@@ -267,4 +267,22 @@ describe('reload', () => {
     expect(await flowsOf()).toBe(1);
     expect(await reloadOk()).toBe(1);
   });
+
+  it('loads the file as it is when each reload is asked for: three at once, then two more (issue 33)', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    const withTolerance = (t: number): string => RXE_CONFIG.replace('tolerance: 0.05', `tolerance: ${t}`);
+    const tolerance = (): number => run!.daemon.state().config.driftTolerance;
+    const asked: Promise<unknown>[] = [];
+    for (const t of [0.01, 0.02, 0.03]) {
+      writeFileSync(run.configFile, withTolerance(t));
+      asked.push(run.daemon.reload());
+    }
+    expect(await Promise.all(asked)).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
+    expect(tolerance()).toBe(0.03);
+    for (const t of [0.04, 0.06]) {
+      writeFileSync(run.configFile, withTolerance(t));
+      expect(await run.daemon.reload()).toEqual({ ok: true });
+      expect(tolerance()).toBe(t);
+    }
+  });
 });
