@@ -82,7 +82,7 @@ export const FAMILIES: readonly Family[] = [
     views.flatMap((v) => (v.sampled?.counters ?? []).map((c) => ({
       labels: counterLabels(v, c), value: c.series.state === 'error' ? 0 : 1,
     }))) },
-  { name: 'port_stat_saturated', help: 'Whether a 32-bit PMA counter is stuck at all ones (its rate is then unknown).', type: 'gauge', labels: ['device', 'port', 'source', 'counter'], changes: 'tick', read: (views) =>
+  { name: 'port_stat_saturated', help: 'Whether a saturating PMA counter (IBA PortCounters: 4, 8, 16 or 32 bits) is stuck at all ones of its width (its rate is then unknown).', type: 'gauge', labels: ['device', 'port', 'source', 'counter'], changes: 'tick', read: (views) =>
     views.flatMap((v) => (v.sampled?.counters ?? []).filter((c) => c.series.spec.overflow === 'saturate').map((c) => ({
       labels: counterLabels(v, c), value: c.series.state === 'saturated' ? 1 : 0,
     }))) },

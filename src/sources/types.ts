@@ -84,11 +84,16 @@ export interface CounterMeaning {
   readonly layer?: Layer;
 }
 
+type CounterBits = 4 | 8 | 16 | 32 | 64;
+
 export interface CounterSpec {
   /** The driver's own name (port_xmit_data, sent_pkts, tx_bytes...). */
   readonly name: string;
-  /** 32-bit PMA counters saturate at all-ones; 32-bit Q-counters wrap; 64-bit ones do neither. */
-  readonly bits: 32 | 64;
+  /**
+   * PMA counters (IBA PortCounters: 4, 8, 16 or 32 bits) saturate at all ones of their width;
+   * 32-bit Q-counters wrap; 64-bit ones do neither.
+   */
+  readonly bits: CounterBits;
   readonly overflow: 'saturate' | 'wrap';
   readonly meaning: CounterMeaning | undefined;
 }

@@ -3,7 +3,7 @@ import { step } from '../../src/sampler/counter.js';
 import { CounterSeries } from '../../src/sampler/series.js';
 import type { CounterSpec } from '../../src/sources/types.js';
 
-const spec = (bits: 32 | 64, overflow: 'wrap' | 'saturate'): CounterSpec => ({ name: 'c', bits, overflow, meaning: undefined });
+const spec = (bits: CounterSpec['bits'], overflow: 'wrap' | 'saturate'): CounterSpec => ({ name: 'c', bits, overflow, meaning: undefined });
 const S = 1_000_000_000n;
 
 describe('counter steps', () => {
@@ -22,6 +22,16 @@ describe('counter steps', () => {
   it('32-bit PMA counter: all ones is saturation, not a rate', () => {
     expect(step(spec(32, 'saturate'), 4_294_967_000n, 4_294_967_295n)).toEqual({ kind: 'saturated' });
     expect(step(spec(32, 'saturate'), 1000n, 10n)).toEqual({ kind: 'reset' });
+  });
+  it('4-, 8- and 16-bit PMA counters saturate at all ones of their own width (issue 33)', () => {
+    for (const [bits, max] of [[4, 15], [8, 255], [16, 65_535]] as const) {
+      expect(step(spec(bits, 'saturate'), max - 5, max - 1)).toEqual({ kind: 'delta', delta: 4 });
+      expect(step(spec(bits, 'saturate'), max - 5, max)).toEqual({ kind: 'saturated' });
+      expect(step(spec(bits, 'saturate'), max, max)).toEqual({ kind: 'saturated' });
+      const s = new CounterSeries(spec(bits, 'saturate'));
+      s.update(0n, { ok: true, value: BigInt(max) });
+      expect(s.state).toBe('saturated');
+    }
   });
 });
 

@@ -111,7 +111,7 @@ describe('sysfs_counters (PMA counters/)', () => {
     expect(spec(set, 'unicast_xmit_packets')).toEqual({ name: 'unicast_xmit_packets', bits: 64, overflow: 'wrap', meaning: undefined });
     expect(spec(set, 'multicast_rcv_packets')?.meaning).toBeUndefined();
     expect(spec(set, 'port_xmit_wait')).toEqual({ name: 'port_xmit_wait', bits: 32, overflow: 'saturate', meaning: undefined });
-    expect(spec(set, 'symbol_error')).toEqual({ name: 'symbol_error', bits: 32, overflow: 'saturate', meaning: undefined });
+    expect(spec(set, 'symbol_error')).toEqual({ name: 'symbol_error', bits: 16, overflow: 'saturate', meaning: undefined });
     expect(snapshot(set)).toMatchObject({
       port_xmit_data: 2880761508848n,
       port_rcv_data: 18126345378n,
@@ -366,8 +366,19 @@ describe('PMA width rules', () => {
     expect(detectPmaWidth(['port_xmit_data'], () => undefined)).toBe('legacy32');
   });
 
-  it('the narrow error counters are reported as 32-bit saturating in every group', () => {
-    expect(pmaCounterSpec('link_downed', 'ext')).toEqual({ name: 'link_downed', bits: 32, overflow: 'saturate', meaning: undefined });
+  // IBA PortCounters field widths, as drivers/infiniband/core/sysfs.c PORT_PMA_ATTR(name, counter, width, offset) prints them.
+  const WIDTHS: readonly [string, 4 | 8 | 16 | 32][] = [
+    ['symbol_error', 16], ['link_error_recovery', 8], ['link_downed', 8], ['port_rcv_errors', 16],
+    ['port_rcv_remote_physical_errors', 16], ['port_rcv_switch_relay_errors', 16], ['port_xmit_discards', 16],
+    ['port_xmit_constraint_errors', 8], ['port_rcv_constraint_errors', 8], ['local_link_integrity_errors', 4],
+    ['excessive_buffer_overrun_errors', 4], ['VL15_dropped', 16], ['port_xmit_wait', 32],
+  ];
+
+  it('gives each PortCounters error counter its own width, saturating, in every group (issue 33)', () => {
+    for (const width of ['ext', 'noietf', 'legacy32'] as const) {
+      for (const [name, bits] of WIDTHS) expect(pmaCounterSpec(name, width)).toEqual({ name, bits, overflow: 'saturate', meaning: undefined });
+    }
+    expect(pmaCounterSpec('port_xmit_data', 'legacy32')).toMatchObject({ bits: 32, overflow: 'saturate' });
     expect(pmaCounterSpec('unicast_rcv_packets', 'ext')).toMatchObject({ bits: 64 });
   });
 });

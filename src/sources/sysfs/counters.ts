@@ -78,13 +78,32 @@ function* pmaWidthReads(dir: string, names: readonly string[]): ReadProgram<PmaW
   return detectPmaWidth(names, (n) => values.get(n));
 }
 
+/**
+ * The PortCounters fields narrower than 32 bits (IBA vol. 1, PortCounters; drivers/infiniband/
+ * core/sysfs.c PORT_PMA_ATTR(name, counter, width, offset) reads each at its own width). Every
+ * PortCounters field saturates at all ones; port_xmit_wait and the data and packet counters of
+ * PortCounters are 32 bits, as is any file not named here.
+ */
+const PMA_NARROW: ReadonlyMap<string, 4 | 8 | 16> = new Map(Object.entries({
+  symbol_error: 16,
+  link_error_recovery: 8,
+  link_downed: 8,
+  port_rcv_errors: 16,
+  port_rcv_remote_physical_errors: 16,
+  port_rcv_switch_relay_errors: 16,
+  port_xmit_discards: 16,
+  port_xmit_constraint_errors: 8,
+  port_rcv_constraint_errors: 8,
+  local_link_integrity_errors: 4,
+  excessive_buffer_overrun_errors: 4,
+  VL15_dropped: 16,
+} as const));
+
 export function pmaCounterSpec(name: string, width: PmaWidth): CounterSpec {
   const is64 = PMA_EXT_ONLY.includes(name) || (width !== 'legacy32' && PMA_WIDE_CAPABLE.includes(name));
-  // The error counters are 4..16-bit PortCounters fields and port_xmit_wait is 32-bit; all of
-  // them saturate (IBA). CounterSpec has no narrower width, so they are reported as 32-bit.
   return is64
     ? { name, bits: 64, overflow: 'wrap', meaning: PMA_MEANINGS[name] }
-    : { name, bits: 32, overflow: 'saturate', meaning: PMA_MEANINGS[name] };
+    : { name, bits: PMA_NARROW.get(name) ?? 32, overflow: 'saturate', meaning: PMA_MEANINGS[name] };
 }
 
 // ---------------------------------------------------------------------------------------------
