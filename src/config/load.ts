@@ -89,11 +89,15 @@ function* parseSteps(file: string, text: string, options: LoadOptions): Steps<Co
   return slow.problems.length ? { ...slow.config, warnings: slow.problems } : slow.config;
 }
 
-/** The config's text: its size, then that many bytes (again, larger, if it grew in between). */
+/** The room of a first read when stat says less: procfs and some FUSE files say 0 and have content. */
+const MIN_READ_ROOM = 4096;
+
+/** The config's text: its size, then that many bytes (again, with twice the room, while it fills it). */
 function* readConfigText(file: string): ReadProgram<string | { error: string }> {
   const st = yield* read([{ kind: 'stat', path: file }]);
-  let size = st.stat(0)?.size;
-  if (size === undefined) return { error: `${st.error(0, 'stat')} '${file}'` };
+  const statSize = st.stat(0)?.size;
+  if (statSize === undefined) return { error: `${st.error(0, 'stat')} '${file}'` };
+  let size = Math.max(statSize, MIN_READ_ROOM);
   for (;;) {
     const r = yield* read([{ kind: 'readFile', path: file, max: size + 1 }]);
     if (!r.ok(0)) return { error: `${statusName(r.status(0))}: read '${file}'` };

@@ -7,6 +7,7 @@ import { parseYamlFast } from '../../src/input/fastyaml.js';
 import { InputError, formatProblem } from '../../src/input/problems.js';
 import { rational } from '../../src/model/index.js';
 import { configProblems } from './problems.js';
+import { spawnSync } from 'node:child_process';
 
 const example = join(__dirname, '../../config/example.yaml');
 const flowsDir = join(__dirname, '../fixtures/flows');
@@ -104,6 +105,13 @@ flows:
     flow: { id: 0a3e1c52-4f0e-4d8b-9d0c-6a1e2b3c4d99, label: a, format: "urn:x-nmos:format:audio", tags: { "urn:x-nmos:tag:grouphint/v1.0": ["A:B"] }, sample_rate: { numerator: 44100 }, bit_depth: 32 }
 `);
     expect(p).toEqual([expect.stringMatching(/^c\.yaml:4:12: flows\[0\]\.ptime: grain duration 1ms at 44100 Hz is 44\.1 samples/)]);
+  });
+
+  it('reads a file whose stat size is 0 but that has content (procfs, some FUSE mounts) in full (issue 33)', () => {
+    // In a process of its own: the loop this guards against never returns.
+    const r = spawnSync(join(__dirname, '../../node_modules/.bin/vite-node'), [join(__dirname, 'load-child.ts'), '/proc/version'], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+    expect(r.error, 'the load did not finish').toBeUndefined();
+    expect(r.stdout).toBe('/proc/version:1:1: expected a mapping (an object) at the top level\n');
   });
 
   it('refuses a flow file that is a symlink out of the config folder', () => {
