@@ -220,6 +220,13 @@ describe('refusing bad web configs', () => {
     expect(problems('')).toEqual([]);
   });
 
+  it('refuses a $2$ hash: bcryptjs never verifies one, so its user could never log in (issue 33)', () => {
+    const legacy = `$2$10$${'a'.repeat(53)}`;
+    expect(problems(`basic_auth_users:\n  alice: "${legacy}"\n`)).toEqual([
+      '2:10: basic_auth_users.alice: bcrypt version $2$ is not supported (its hashes never match here); make a $2y$ hash with htpasswd -nBC 10 "" | tr -d \':\\n\'',
+    ]);
+  });
+
   it('points at the right item of a list that mixes types (it named item 0, line 5)', () => {
     expect(problems(TLS('  cipher_suites:\n    - 123\n    - NOT_A_CIPHER\n'))).toEqual([
       '5:7: tls_server_config.cipher_suites[0]: expected a string',

@@ -5,8 +5,18 @@
 import { createHash } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 
-/** What a bcrypt hash looks like ($2y$10$ + 53 characters); the two digits are its cost. */
-export const BCRYPT_HASH = /^\$2[abxy]?\$(\d\d)\$[./A-Za-z0-9]{53}$/;
+/**
+ * What a bcrypt hash looks like ($2y$10$ + 53 characters): its version letter and its cost. The
+ * letterless `$2$` (the first bcrypt, which leaves the key's NUL out) matches too, to be named
+ * in the refusal: bcryptjs verifies no such hash.
+ */
+const BCRYPT_HASH = /^\$2([abxy]?)\$(\d\d)\$[./A-Za-z0-9]{53}$/;
+
+/** A hash's version letter ('' for `$2$`) and cost, or undefined when it is no bcrypt hash. */
+export function bcryptParts(hash: string): { readonly version: string; readonly cost: number } | undefined {
+  const m = BCRYPT_HASH.exec(hash);
+  return m ? { version: m[1]!, cost: Number(m[2]) } : undefined;
+}
 
 /** bcryptjs at cost 10 takes about 100 ms: cache verdicts like the toolkit (100 entries). */
 const CACHE_SIZE = 100;
@@ -62,7 +72,7 @@ function slowestHash(users: ReadonlyMap<string, string>): string {
   let best = '';
   let cost = -1;
   for (const h of users.values()) {
-    const c = Number(h.slice(4, 6));
+    const c = bcryptParts(h)?.cost ?? -1;
     if (c > cost) [best, cost] = [h, c];
   }
   return best;

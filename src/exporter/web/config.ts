@@ -12,7 +12,7 @@ import { isMap, isScalar, isSeq } from 'yaml';
 import { Fields, scalarText } from '../../input/fields.js';
 import { InputError, type Problem, SourceText } from '../../input/problems.js';
 import { parseGoDurationMs } from '../../input/units.js';
-import { BCRYPT_HASH } from './basicauth.js';
+import { bcryptParts } from './basicauth.js';
 import { readTls, type TlsSettings } from './tls.js';
 
 /**
@@ -127,10 +127,13 @@ function readUsers(root: Fields): Map<string, string> {
       continue;
     }
     const hash = value.value;
-    const m = BCRYPT_HASH.exec(hash);
-    const cost = m ? Number(m[1]) : NaN;
-    if (!m || cost < 4 || cost > 31) {
+    const parts = bcryptParts(hash);
+    if (parts === undefined || parts.cost < 4 || parts.cost > 31) {
       root.problems.push(src.problem(value, field, 'not a bcrypt hash ($2y$10$ followed by 53 characters; make one with htpasswd -nBC 10 "" | tr -d \':\\n\')'));
+      continue;
+    }
+    if (parts.version === '') {
+      root.problems.push(src.problem(value, field, 'bcrypt version $2$ is not supported (its hashes never match here); make a $2y$ hash with htpasswd -nBC 10 "" | tr -d \':\\n\''));
       continue;
     }
     users.set(user, hash);
