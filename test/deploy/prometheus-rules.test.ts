@@ -135,8 +135,7 @@ describe('deploy/prometheus rules', { timeout: 60_000 }, () => {
     }
   });
 
-  it('the example scrape config is valid (promtool check config)', () => {
-    if (promtool.skip) return;
+  needs(promtool).it('the example scrape config is valid (promtool check config)', () => {
     const out = execFileSync(promtool.require(), ['check', 'config', join(PROM, 'scrape-config.yml')], { encoding: 'utf8', cwd: PROM });
     expect(out).toMatch(/SUCCESS/);
   });

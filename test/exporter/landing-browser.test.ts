@@ -42,8 +42,8 @@ let run: Running;
 let browser: Browser;
 let page: Page;
 
-beforeAll(async () => {
-  if (browserBin.skip) return;
+/** The daemon and the page the tests read, once for the file. */
+async function openPage(): Promise<void> {
   const domain = makeDomain();
   const video = addFlow(domain, VIDEO, { id: VIDEO.id, format: 1, rate: [25n, 1n], grainCount: 2, headIndex: 100n, lastWriteTime: 1n });
   // rxe0 on veth0 (10 Gb/s): tx carries the data flow exactly as predicted (drift 0, green);
@@ -77,12 +77,12 @@ domains:
   }
   browser = await chromium.launch({ executablePath: browserBin.require(), headless: true, chromiumSandbox: false, args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-}, 60_000);
+}
 
-afterAll(async () => {
+async function closePage(): Promise<void> {
   await browser?.close();
   await run?.stop();
-});
+}
 
 /** The visible text of the cell under `header` in the first row whose first cells match. */
 async function cellOf(tableId: string, header: string, rowMatch: (cells: string[]) => boolean): Promise<{ text: string; background: string; className: string }> {
@@ -106,6 +106,9 @@ const GREEN = 'rgb(223, 240, 216)';
 const RED = 'rgb(248, 215, 218)';
 
 needs(browserBin).describe('landing page in Chromium', () => {
+  beforeAll(openPage, 60_000);
+  afterAll(closePage);
+
   it('shows each port direction with capacity, utilisation, predicted against measured, drift coloured against the tolerance, and the source', async () => {
     await page.goto(`${run.base}/`);
     expect(await page.title()).toBe('MXL Fabric Exporter');

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SysfsFixture } from '../fixtures/sysfs.js';
+import { heapFloor } from './heap-floor.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const SCRAPERS = 50;
@@ -118,7 +119,7 @@ describe('soak', () => {
       const elapsed = (performance.now() - t0) / 1000;
 
       // Post-GC floor per 10 s bucket: the lowest heap a scrape reported in it.
-      const floor = (from: number, to: number): number => Math.min(...memory.filter((m) => m.t >= from && m.t < to).map((m) => m.heap));
+      const floor = (from: number, to: number): number => heapFloor(memory, from, to);
       const half = SECONDS / 2;
       const heapMid = floor(half - 10, half);
       const heapEnd = floor(SECONDS - 10, SECONDS + 1);
