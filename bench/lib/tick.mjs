@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Sampler } from '../../dist/sampler/sampler.js';
 import { selectSources } from '../../dist/sources/select.js';
-import { valuesNow } from '../../dist/sources/types.js';
+import { valuesOf } from '../../dist/sources/types.js';
 import { runSync } from '../../dist/reads/program.js';
 import { mean, percentile } from './stats.mjs';
 
@@ -98,7 +98,7 @@ const result = { tree };
     // port discovery and attributes (what a full refresh asks the inventory for),
     reconcile: await measure(() => { for (const ref of runSync(measurement.inventory.listReads())) runSync(measurement.inventory.attributeReads(ref)); }, seconds / 2),
     // every set's reads on this thread (stat + pread + parse of each file),
-    readCounters: await measure(() => { for (const { set } of sets) valuesNow(set); }, seconds / 2),
+    readCounters: await measure(() => { for (const { set } of sets) valuesOf(runSync(set.reads()), set.counters.length); }, seconds / 2),
   });
   // and every set's read as one request on the reader threads (what a tick does, minus the series).
   if (typeof s.reader?.run === 'function' && typeof sets[0]?.set.reads === 'function') {

@@ -15,7 +15,7 @@ import { type Layer, LAYERS, type Mtu, ProfileRegistry, type ProviderProfile, ty
 import { type FlowDefinition, mediaOf, readFlow } from '../flows/definition.js';
 import { Fields, type ListItem, nearMiss } from '../input/fields.js';
 import { isIP } from 'node:net';
-import { ipv6Text, parseIpv6 } from '../sources/netlink/restrack.js';
+import { ipv6Text, parseIpv6 } from '../ipv6.js';
 import { InputError, type Problem, SourceText } from '../input/problems.js';
 import { parseYamlFast } from '../input/fastyaml.js';
 import { type ReadProgram, read } from '../reads/program.js';
@@ -27,7 +27,7 @@ import { PAUSE, type Steps, pausing, runSteps, runStepsAsync, step } from './ste
 import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
 import { type BoundDomainConfig, type Config, type DomainConfig, EXPECTS, type MetricsConfig, type Expect, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
-import type { Direction } from '../sources/types.js';
+import type { Direction } from '../ports.js';
 
 const TOP_KEYS = ['sampling', 'drift', 'headroom', 'metrics', 'providers', 'ports', 'flows', 'domains', 'connections'] as const;
 const DOMAIN_KEYS = ['path', 'device', 'port', 'direction', 'include', 'exclude', 'provider', 'ptime', 'expect', 'peer', 'bind'] as const;
@@ -386,7 +386,7 @@ function readPeer(f: Fields): string | undefined {
   return v4 !== undefined ? `${addr}:${port}` : `[${addr}]:${port}`;
 }
 
-/** RFC 5952 text of an IPv6 address, as the connection labels print it (restrack.ts ipv6Text). */
+/** RFC 5952 text of an IPv6 address, as the connection labels print it (ipv6.ts ipv6Text, as restrack.ts prints it). */
 function canonicalIpv6(a: string): string | undefined {
   const b = parseIpv6(a);
   return b === undefined ? undefined : ipv6Text(b);

@@ -1,7 +1,7 @@
 import type { Layer, Mtu, ProviderProfile, ProfileRegistry, Rational, TransferOptions } from '../model/index.js';
 import type { FlowDefinition } from '../flows/definition.js';
 import type { Problem } from '../input/problems.js';
-import { type Direction, portKey } from '../sources/types.js';
+import { type Direction, portKey } from '../ports.js';
 import { key } from '../keys.js';
 
 interface SamplingConfig {

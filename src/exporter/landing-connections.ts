@@ -6,7 +6,7 @@
  */
 import { type Connection, directionOf } from '../model/connections.js';
 import { formatDecimal } from '../input/units.js';
-import { type Column, NONE, cell, esc, table } from './landing.js';
+import { type Column, NONE, cell, esc, table } from './html.js';
 import type { ExporterState } from './view.js';
 import { connectionRate, predictedPackets, windowDirection } from './connections.js';
 

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { ELIBACC, NOT_A_COUNTER, type Op, OpBatch, Results, STAT_BYTES, concat, layoutOutput, outputBuffer } from './ops.js';
-import { parseCounterBytes } from '../sources/sysfs/parse.js';
+import { parseCounterBytes } from './counter-bytes.js';
 import { ERRNO } from '../ffi/errno.js';
 import { NativeLoadError, loadLibc } from '../ffi/libc.js';
 import { runOnThisThread } from './native.js';

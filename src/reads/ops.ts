@@ -15,7 +15,7 @@ export type Op =
   /** pread(2) at `offset`: a sysfs attribute runs its show() again at offset 0. */
   | { readonly kind: 'pread'; readonly fd: number; readonly offset: number; readonly max: number }
   /**
-   * pread(2) at 0 of a counter's text, parsed by the reader ("%llu\n"; parseCounterBytes() is the
+   * pread(2) at 0 of a counter's text, parsed by the reader ("%llu\n"; counter-bytes.ts is the
    * same rule): Results.counterLow()/counterHigh() of the u64, or EILSEQ with the text as output.
    */
   | { readonly kind: 'preadCounter'; readonly fd: number; readonly max: number }

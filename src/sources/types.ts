@@ -6,12 +6,11 @@
  * (src/reads/program.ts): the sampler runs them on the bounded reader, off the event loop and
  * with a timeout; runSync() runs the same programs on the caller's thread (the CLI, tests).
  */
-import { type ReadProgram, runSync } from '../reads/program.js';
+import type { ReadProgram } from '../reads/program.js';
 import type { ReadError } from '../reads/errors.js';
-import { key } from '../keys.js';
 
-export type Direction = 'tx' | 'rx';
-export const DIRECTIONS: readonly Direction[] = ['tx', 'rx'];
+import { type Direction, DIRECTIONS, type PortRef, portKey } from '../ports.js';
+export { type Direction, DIRECTIONS, type PortRef, portKey };
 
 import type { Layer } from '../model/bandwidth.js';
 export type { Layer };
@@ -19,13 +18,6 @@ export type { Layer };
 /** Where a counter value comes from, most preferred first. */
 export type CounterSourceKind = 'netlink' | 'sysfs_counters' | 'sysfs_hw_counters' | 'netdev' | 'ethtool';
 
-export interface PortRef {
-  readonly device: string;
-  readonly port: number;
-}
-
-/** "mlx5_0/1": the one key a port goes by in maps, logs and messages. */
-export const portKey = (p: PortRef): string => key(p.device, p.port);
 
 export type LinkLayer = 'Ethernet' | 'InfiniBand' | 'unknown';
 
@@ -98,8 +90,8 @@ export interface CounterSpec {
   readonly meaning: CounterMeaning | undefined;
 }
 
-/** A raw counter value: a number while it is exact (below 2^53), a bigint above. */
-export type CounterNumber = number | bigint;
+import type { CounterNumber } from '../reads/counter-bytes.js';
+export type { CounterNumber };
 
 /** One counter's read: the value, or why there is none (readErrorText() renders it for logs and `ports`). */
 export type CounterValue =
@@ -174,9 +166,4 @@ export function valuesOf(read: SetRead, count: number): CounterValue[] {
     const error = errors[i];
     return error === undefined ? { ok: true, value: joinCounter(low[i]!, high[i]!) } : { ok: false, error };
   });
-}
-
-/** A set read here and now (the CLI, tests), one value per counter (a set that is gone: every value an error). */
-export function valuesNow(set: PortCounterSet): CounterValue[] {
-  return valuesOf(runSync(set.reads()), set.counters.length);
 }

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PortCounterSet, SetRead } from '../../src/sources/types.js';
 import type { CounterSource, CounterSourceKind, CounterSpec, CounterValue, PortAttributes, PortRef } from '../../src/sources/types.js';
-import { parseCounterBytes } from '../../src/sources/sysfs/parse.js';
+import { parseCounterBytes } from '../../src/reads/counter-bytes.js';
 import { type ReadProgram, answer, read } from '../../src/reads/program.js';
 
 export function mkfifo(file: string): void {

@@ -14,7 +14,7 @@ import { all, read, readText, runSync, type ReadProgram } from '../../src/reads/
 import { runDirect } from '../../src/reads/direct.js';
 import { readErrorText } from '../../src/reads/errors.js';
 import { READER_LIBRARY } from '../../src/reads/native.js';
-import { parseCounterBytes } from '../../src/sources/sysfs/parse.js';
+import { parseCounterBytes } from '../../src/reads/counter-bytes.js';
 import { mkfifo, threadsInPipeRead } from '../faults/blocking-source.js';
 
 const TIMEOUT = 150;

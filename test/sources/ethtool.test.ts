@@ -13,7 +13,7 @@ import { SysfsInventory, SysfsCountersSource, SysfsHwCountersSource } from '../.
 import { healthSeries } from '../../src/health/vocabulary-series.js';
 import type { PortAttributes } from '../../src/sources/types.js';
 import { runSync } from '../../src/reads/program.js';
-import { valuesNow } from '../../src/sources/types.js';
+import { valuesNow } from './values-now.js';
 import { readErrorText } from '../../src/reads/errors.js';
 import { need, needs } from '../deploy/tools.js';
 

@@ -5,7 +5,7 @@ import { SysfsInventory } from '../../src/sources/sysfs/inventory.js';
 import type { PortAttributes, PortCounterSet } from '../../src/sources/types.js';
 import { SysfsFixture, type FixtureName } from '../fixtures/sysfs.js';
 import { runSync } from '../../src/reads/program.js';
-import { valuesNow } from '../../src/sources/types.js';
+import { valuesNow } from './values-now.js';
 import { readErrorText } from '../../src/reads/errors.js';
 
 const cleanups: Array<() => void> = [];

@@ -35,7 +35,7 @@ import { BoundedReads } from '../../src/reads/bounded.js';
 import type { ReadProgram } from '../../src/reads/program.js';
 import { ROUTE_NETLINK } from '../../src/sources/dcb/reader.js';
 import { runSync } from '../../src/reads/program.js';
-import { valuesNow } from '../../src/sources/types.js';
+import { valuesNow } from './values-now.js';
 import { RXE0_PORT_1 } from '../fixtures/ports.js';
 
 /** Fixtures: see test/fixtures/netlink/gen.py for how each is laid out and why. */

@@ -11,7 +11,8 @@ import { SysfsInventory } from '../../src/sources/sysfs/inventory.js';
 import type { CounterSpec, CounterValue, PortAttributes, PortCounterSet } from '../../src/sources/types.js';
 import { SysfsFixture, type FixtureName } from '../fixtures/sysfs.js';
 import { runSync } from '../../src/reads/program.js';
-import { valuesNow, valuesOf } from '../../src/sources/types.js';
+import { valuesOf } from '../../src/sources/types.js';
+import { valuesNow } from './values-now.js';
 import { readErrorText } from '../../src/reads/errors.js';
 import { FileCounterSet } from '../../src/sources/sysfs/fileset.js';
 

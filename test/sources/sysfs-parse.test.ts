@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCounterText, parseLinkLayer, parseNumberedName, parseRate, roceActiveMtu } from '../../src/sources/sysfs/parse.js';
+import { parseLinkLayer, parseNumberedName, parseRate, roceActiveMtu } from '../../src/sources/sysfs/parse.js';
+import { parseCounterText } from '../../src/reads/counter-bytes.js';
 import { isSafeName, isSafePortName, isSafePortNumber } from '../../src/sources/sysfs/paths.js';
 
 describe('parseRate', () => {

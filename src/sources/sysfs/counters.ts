@@ -17,7 +17,7 @@ import type {
 } from '../types.js';
 import { driverReads, type RdmaDriver } from './driver.js';
 import { type CounterFile, FileCounterSet } from './fileset.js';
-import { parseCounterBytes } from './parse.js';
+import { parseCounterBytes } from '../../reads/counter-bytes.js';
 import { DIR_READ_BYTES, ibPortDir, isSafeName, resolveRoot, type SysfsOptions } from './paths.js';
 import { type ReadProgram, answer, namesOf, read } from '../../reads/program.js';
 

@@ -2,8 +2,8 @@
  * A PortCounterSet over a list of sysfs files: each file is opened once and re-read with a
  * positioned read at offset 0, which makes kernfs call the attribute's show() again. A read is
  * one batch: a stat of the directory whose disappearance (or re-creation) means the port is gone,
- * then one preadCounter per file: the reader parses the text (parse.ts parseCounterBytes() is the
- * same rule) and the values land in the set's typed arrays, so nothing is allocated per value.
+ * then one preadCounter per file: the reader parses the text (the rule of
+ * reads/counter-bytes.ts) and the values land in the set's typed arrays, so nothing is allocated per value.
  */
 import { closeSync } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';

@@ -3,7 +3,7 @@
  * Formats are those of drivers/infiniband/core/sysfs.c: state_show ("%d: %s"),
  * phys_state_show ("%d: %s"), link_layer_show, rate_show ("%d%s Gb/sec (%dX%s)").
  */
-import type { CounterNumber, LinkLayer } from '../types.js';
+import type { LinkLayer } from '../types.js';
 
 /** "4: ACTIVE" -> "ACTIVE"; undefined when the text is not in that shape. */
 export function parseNumberedName(text: string | undefined): string | undefined {
@@ -55,35 +55,3 @@ export function roceActiveMtu(netdevMtu: number, rule: RoceMtuRule): number | un
   if (fit !== undefined) return fit;
   return rule === 'rxe' ? 256 : undefined;
 }
-
-/**
- * The one parse of a counter's text, straight from the bytes a read returned: sysfs prints
- * "%llu\n" (show_hw_stats(), show_pma_counter(), netstat_show()). Surrounding whitespace is
- * ignored; anything but 1..20 decimal digits ("N/A (no PMA)", "", "-1") is undefined. Values up
- * to 2^53 - 1 come back as exact numbers (no allocation), larger ones as bigint.
- */
-export function parseCounterBytes(b: Uint8Array, start = 0, end = b.length): CounterNumber | undefined {
-  while (start < end && isSpace(b[start]!)) start++;
-  while (end > start && isSpace(b[end - 1]!)) end--;
-  const digits = end - start;
-  if (digits < 1 || digits > 20) return undefined;
-  let v = 0;
-  for (let i = start; i < end; i++) {
-    const d = b[i]! - 48;
-    if (d < 0 || d > 9) return undefined;
-    v = v * 10 + d;
-  }
-  if (digits <= 15) return v; // below 10^15 < 2^53: every step above was exact
-  let big = 0n;
-  for (let i = start; i < end; i++) big = big * 10n + BigInt(b[i]! - 48);
-  return big <= MAX_EXACT ? Number(big) : big;
-}
-
-/** parseCounterBytes() of a string. */
-export function parseCounterText(text: string): CounterNumber | undefined {
-  return parseCounterBytes(Buffer.from(text, 'latin1'));
-}
-
-const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
-// Space, \t, \n, \v, \f, \r: what String.prototype.trim() drops among ASCII.
-const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13);

@@ -9,9 +9,9 @@ import {
   decodeQpDump,
   decodeSockAddr,
   hex,
-  ipv6Text,
   sockAddrText,
 } from '../../../src/sources/netlink/index.js';
+import { ipv6Text } from '../../../src/ipv6.js';
 import { RestrackSource } from '../../../src/sources/restrack/source.js';
 import { NetlinkUnavailable } from '../../../src/sources/netlink/socket.js';
 import { BoundedReads } from '../../../src/reads/bounded.js';
