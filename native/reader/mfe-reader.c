@@ -230,8 +230,8 @@ static int64_t op_stat(const char *path, uint8_t *out) {
 
 /*
  * One netlink request and its whole answer, in one op so that requests on one socket never
- * interleave: NLMSG_ERROR (an ACK or an error) or NLMSG_DONE for the request's seq ends it,
- * as ReplyCollector (src/sources/netlink/rdma.ts) decides. Messages for other seqs (a late answer
+ * interleave: NLMSG_ERROR (an ACK or an error) or NLMSG_DONE for the request's seq ends it:
+ * the rule of src/reads/netlink-answer.ts, which direct.ts and ReplyCollector follow. Messages for other seqs (a late answer
  * to a request given up earlier) are kept for the caller to skip.
  */
 #define NLMSG_ERROR_TYPE 2

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import { ELIBACC, NOT_A_COUNTER, type Op, OpBatch, Results, STAT_BYTES, concat, layoutOutput, outputBuffer } from './ops.js';
 import { parseCounterBytes } from './counter-bytes.js';
+import { datagramEndsAnswer } from './netlink-answer.js';
 import { ERRNO } from '../ffi/errno.js';
 import { NativeLoadError, loadLibc } from '../ffi/libc.js';
 import { runOnThisThread } from './native.js';
@@ -135,7 +136,7 @@ function sendDirect(fd: number, data: Uint8Array): Done {
   return n < 0 ? { status: -libc.errno(), len: 0 } : { status: n, len: 0 };
 }
 
-/** The native op's logic (native/reader/mfe-reader.c op_nl_transact) with libc's send and recv. */
+/** The native op's logic (native/reader/mfe-reader.c op_nl_transact) with libc's send and recv; netlink-answer.ts says when it ends. */
 function netlinkTransactDirect(fd: number, req: Uint8Array, out: Buffer, at: number, max: number): Done {
   const libc = loadLibc();
   const seq = Buffer.from(req.buffer, req.byteOffset, req.byteLength).readUInt32LE(8);
@@ -152,12 +153,7 @@ function netlinkTransactDirect(fd: number, req: Uint8Array, out: Buffer, at: num
     out.writeUInt32LE(n, at + len);
     const dg = out.subarray(at + len + 4, at + len + 4 + n);
     len += 4 + n;
-    for (let m = 0; m + 16 <= n; ) {
-      const mlen = dg.readUInt32LE(m);
-      if (mlen < 16) break;
-      if (dg.readUInt32LE(m + 8) === seq && (dg.readUInt16LE(m + 4) === 2 || dg.readUInt16LE(m + 4) === 3)) return { status: len, len };
-      m += (mlen + 3) & ~3;
-    }
+    if (datagramEndsAnswer(dg, seq)) return { status: len, len };
   }
   return { status: -ERRNO.EPROTO, len };
 }

@@ -11,13 +11,13 @@ import {
   NLA_F_NESTED,
   NLA_HDRLEN,
   NLA_TYPE_MASK,
-  NLMSG_DONE,
   NLMSG_ERROR,
   NLMSG_HDRLEN,
   NLM_F_ACK_TLVS,
   NLM_F_CAPPED,
   NLMSGERR_ATTR_MSG,
 } from './constants.js';
+import { endsAnswer } from '../../reads/netlink-answer.js';
 
 const LE = endianness() === 'LE';
 
@@ -253,10 +253,10 @@ export function hex(bytes: Uint8Array): string {
 }
 
 /**
- * Gathers the answer to one request from the datagrams that follow it. A request sent with
- * NLM_F_ACK ends with NLMSG_ERROR (errno 0 = ACK); a dump ends with NLMSG_DONE (whose int
- * payload is negative when the dump failed) or with an NLMSG_ERROR. Messages for other
- * sequence numbers (late answers to a request that timed out) are ignored.
+ * Gathers the answer to one request from the datagrams that follow it, to its end
+ * (reads/netlink-answer.ts endsAnswer: the one rule): an NLMSG_ERROR is an ACK (errno 0) or the
+ * request's error; an NLMSG_DONE's int payload is negative when the dump failed. Messages for
+ * other sequence numbers (late answers to a request that timed out) are ignored.
  */
 export class ReplyCollector {
   readonly data: NlMessage[] = [];
@@ -269,9 +269,9 @@ export class ReplyCollector {
     for (const m of messages) {
       if (this.done) return;
       if (m.seq !== this.seq) continue;
-      if (isError(m)) this.finishWithError(decodeError(m));
-      else if (m.type === NLMSG_DONE) this.finishDump(m);
-      else this.data.push(m);
+      if (!endsAnswer(m.type, m.seq, this.seq)) this.data.push(m);
+      else if (isError(m)) this.finishWithError(decodeError(m));
+      else this.finishDump(m);
     }
   }
 

@@ -15,12 +15,9 @@ export const SOL_SOCKET = 1;
 export const SO_RCVTIMEO = 20;
 export const SOL_NETLINK = 270;
 export const NETLINK_EXT_ACK = 11;
-export const MSG_TRUNC = 0x20;
 
-export const NLMSG_HDRLEN = 16;
+export { NLMSG_ERROR, NLMSG_HDRLEN } from '../../reads/netlink-answer.js';
 export const NLA_HDRLEN = 4;
-export const NLMSG_ERROR = 2;
-export const NLMSG_DONE = 3;
 
 export const NLM_F_REQUEST = 0x1;
 export const NLM_F_ACK = 0x4;

@@ -10,7 +10,6 @@
 import { endianness } from 'node:os';
 import {
   AF_NETLINK,
-  MSG_TRUNC,
   NETLINK_EXT_ACK,
   SOCK_CLOEXEC,
   SOCK_RAW,
@@ -21,7 +20,7 @@ import {
 import { type NlMessage, NetlinkDecodeError, ReplyCollector, decodeMessages } from './codec.js';
 import { ERRNO, errnoName } from '../../ffi/errno.js';
 import { type Libc, NativeLoadError, errorText, loadLibc } from '../../ffi/libc.js';
-import { type ReadProgram, read } from '../../reads/program.js';
+import { type ReadProgram, read, runSync } from '../../reads/program.js';
 
 const LE = endianness() === 'LE';
 
@@ -111,15 +110,12 @@ export function classifySocketErrno(errno: number, protocol: NetlinkProtocol): N
   return unavailable(errno === ERRNO.EPERM || errno === ERRNO.EACCES ? 'permission-denied' : 'socket-error', `socket(${protocol.name}) failed with ${name}`);
 }
 
-const RECV_BUFFER_BYTES = 64 * 1024;
 /** Room for a whole answer on the reader: an mlx5 port's STAT_GET is a few KB, a device dump less. */
 const ANSWER_BYTES = 256 * 1024;
-const MAX_DATAGRAMS_PER_ANSWER = 4096;
 
 export class NetlinkSocket {
   private seq: number;
   private closed = false;
-  private readonly buf = Buffer.alloc(RECV_BUFFER_BYTES);
 
   private constructor(
     private readonly libc: Libc,
@@ -177,30 +173,9 @@ export class NetlinkSocket {
     return this.seq;
   }
 
-  /** Sends one request and gathers its answer; throws NetlinkRequestError. */
+  /** Sends one request and gathers its answer here and now (requestReads() on this thread); throws NetlinkRequestError. */
   request(what: string, bytes: Uint8Array, seq: number): NetlinkAnswer {
-    if (this.closed) throw new NetlinkRequestError(what, undefined, undefined, 'socket is closed');
-    this.send(what, bytes);
-    const collector = new ReplyCollector(seq);
-    const raw: Uint8Array[] = [];
-    while (!collector.done) {
-      if (raw.length >= MAX_DATAGRAMS_PER_ANSWER) {
-        throw new NetlinkRequestError(what, undefined, undefined, `no end of answer after ${raw.length} datagrams`);
-      }
-      const chunk = this.receive(what);
-      raw.push(chunk);
-      try {
-        collector.feed(decodeMessages(chunk));
-      } catch (e) {
-        if (e instanceof NetlinkDecodeError) throw new NetlinkRequestError(what, undefined, undefined, e.message);
-        throw e;
-      }
-    }
-    if (collector.error !== undefined) {
-      const { errno, extAck } = collector.error;
-      throw new NetlinkRequestError(what, errno, extAck, `kernel answered ${errnoName(errno)}`);
-    }
-    return { messages: collector.data, raw };
+    return runSync(this.requestReads(what, bytes, seq));
   }
 
   /**
@@ -233,32 +208,6 @@ export class NetlinkSocket {
       throw new NetlinkRequestError(what, errno, extAck, `kernel answered ${errnoName(errno)}`);
     }
     return { messages: collector.data, raw };
-  }
-
-  private send(what: string, bytes: Uint8Array): void {
-    for (;;) {
-      const n = this.libc.sendto(this.fd, bytes, 0, kernelSockaddr());
-      if (n === bytes.length) return;
-      const errno = n < 0 ? this.libc.errno() : undefined;
-      if (errno === ERRNO.EINTR) continue;
-      const detail = errno === undefined ? `short send ${n}/${bytes.length}` : `sendto failed with ${errnoName(errno)}`;
-      throw new NetlinkRequestError(what, errno, undefined, detail);
-    }
-  }
-
-  private receive(what: string): Uint8Array {
-    for (;;) {
-      // MSG_TRUNC makes recv() return the datagram's real length, so truncation is detectable.
-      const n = this.libc.recv(this.fd, this.buf, MSG_TRUNC);
-      if (n > this.buf.length) {
-        throw new NetlinkRequestError(what, undefined, undefined, `answer of ${n} bytes exceeds ${this.buf.length}`);
-      }
-      if (n >= 0) return Uint8Array.prototype.slice.call(this.buf, 0, n);
-      const errno = this.libc.errno();
-      if (errno === ERRNO.EINTR) continue;
-      const detail = errno === ERRNO.EAGAIN ? 'timed out waiting for the kernel' : `recv failed with ${errnoName(errno)}`;
-      throw new NetlinkRequestError(what, errno, undefined, detail);
-    }
   }
 
   close(): void {
