@@ -2,7 +2,8 @@
  * The running exporter: config, predictions, sampler and HTTP, with atomic
  * reloads (a bad config keeps the running one) and a clean shutdown.
  */
-import { CoalescingRun, SerialQueue } from '../serial.js';
+import { CoalescingRun } from '../serial.js';
+import { Ticking } from './ticking.js';
 import { loopTurn } from '../event-loop.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,15 +26,10 @@ import { loadPosix, type Posix } from '../ffi/posix.js';
 import { HostAssumptions } from '../health/assumptions.js';
 import { readErrorText } from '../reads/errors.js';
 import { ConnectionMonitor } from '../sources/restrack/monitor.js';
-import { portTotals } from './connections.js';
 import { type Pin, pinsOf } from '../sources/restrack/assign.js';
 import { RestrackSource, type TransportOpen, openRestrackSocket } from '../sources/restrack/source.js';
 import { connectionsGapProblem, portReadLimit } from '../config/connections-gap.js';
 import type { ReadLimit } from '../model/connections.js';
-import { connectionsDue } from '../model/connections-schedule.js';
-
-/** Host assumptions (VLAN, PFC) change with configuration, not traffic: read them this often. */
-const ASSUMPTIONS_REFRESH_MS = 30_000;
 
 export interface DaemonOptions {
   readonly configFile: string;
@@ -64,17 +60,12 @@ export class Daemon {
   private planner!: Planner;
   private sampler: Sampler | undefined;
   private domains: DomainMonitor | undefined;
-  /** The one sampling timer: ports and domains, then the connections (tickTogether). */
-  private tickTimer: NodeJS.Timeout | undefined;
-  private readonly domainTicks = new SerialQueue();
   /** Every blocking read of the daemon goes through this one reader (src/reads). */
   private reader: BoundedReads | undefined;
   private assumptions: HostAssumptions | undefined;
   private connections: ConnectionMonitor | undefined;
-  private readonly connectionsTicks = new SerialQueue();
-  /** When the connections were last read (monotonic ms). */
-  private connectionsReadMs: number | undefined;
-  private assumptionsTimer: NodeJS.Timeout | undefined;
+  /** The sampling timer and what it ticks (ticking.ts). */
+  private readonly ticking: Ticking;
   private server: Server | undefined;
   private measurement!: Measurement;
   private readonly reloadStatus: ReloadStatus = { ok: false, lastSuccessSeconds: 0 };
@@ -86,6 +77,18 @@ export class Daemon {
 
   constructor(private readonly opts: DaemonOptions) {
     this.metrics = new Metrics(() => this.state(), () => this.reloadStatus);
+    this.ticking = new Ticking({
+      config: () => this.config,
+      planner: () => this.planner,
+      sampler: () => this.sampler,
+      domains: () => this.domains,
+      connections: () => this.connections,
+      reader: () => this.readerFor(this.config.sampling.intervalMs),
+      readLimit: () => this.readLimit(),
+      refreshAssumptions: () => this.refreshAssumptions(),
+      clock: opts.manualClock ?? (() => process.hrtime.bigint()),
+      manual: opts.manualClock !== undefined,
+    });
   }
 
   /** Loads the config (throws InputError when it is invalid), samples once, listens. */
@@ -102,7 +105,7 @@ export class Daemon {
     if (connectionsGapProblem(this.config, attrsLookup(this.sampler)) !== undefined) await loadConfigAsync(this.opts.configFile, this.reader, { links: attrsLookup(this.sampler) });
     await this.startDomains();
     await this.startConnections(true);
-    this.startTicking();
+    this.ticking.startSampling();
     await this.startAssumptions();
     await this.planner.prepare(attrsLookup(this.sampler));
     this.prewarm();
@@ -165,7 +168,7 @@ export class Daemon {
       if (this.reader) this.reader.readTimeoutMs = defaultReadTimeoutMs(next.sampling.intervalMs);
       this.sampler?.stop();
       await this.startSampler();
-      this.startTicking();
+      this.ticking.startSampling();
     }
     await this.startDomains();
     if (JSON.stringify(next.connections) !== JSON.stringify(this.connectionsConfig)) await this.startConnections(false);
@@ -175,12 +178,10 @@ export class Daemon {
   }
 
   async stop(): Promise<void> {
-    if (this.tickTimer) clearInterval(this.tickTimer);
-    this.tickTimer = undefined;
+    this.ticking.stop();
     this.sampler?.stop();
     this.stopDomains();
     this.stopConnections();
-    if (this.assumptionsTimer) clearInterval(this.assumptionsTimer);
     this.metrics.close();
     this.measurement?.dcb?.close();
     this.reader?.close();
@@ -256,42 +257,8 @@ export class Daemon {
         readRecovered: (r) => log.info({ device: r.device, port: r.port }, 'counter reads answer again'),
       },
     });
-    // The daemon's one timer ticks it (tickTogether), so that the connections follow its reads.
+    // The daemon's one timer ticks it (ticking.ts), so that the connections follow its reads.
     await this.sampler.start(true);
-  }
-
-  /**
-   * One timer on the sampling interval (none with a manual clock): each tick reads the ports and
-   * the MXL domains, then, when due, the connections, so that what the connections read is set
-   * against the ports' and domains' counts of the same tick (model/same-tick.ts). A part still
-   * busy from the tick before is not doubled.
-   */
-  private startTicking(): void {
-    if (this.tickTimer) clearInterval(this.tickTimer);
-    this.tickTimer = undefined;
-    if (this.opts.manualClock) return;
-    this.tickTimer = setInterval(() => void this.tickTogether(), this.config.sampling.intervalMs);
-    this.tickTimer.unref();
-  }
-
-  private async tickTogether(): Promise<void> {
-    const sampler = this.sampler;
-    const ports = sampler && !sampler.busy ? sampler.tick() : undefined;
-    const domains = this.domainTicks.busy ? undefined : this.tickDomains();
-    await Promise.all([ports, domains]);
-    if (this.connectionsTicks.busy || !this.connectionsDue()) return;
-    await this.tickConnections(ports !== undefined && domains !== undefined);
-  }
-
-  /** model/connections-schedule.ts: on the sampling ticks, at least `connections.interval` apart. */
-  private connectionsDue(): boolean {
-    const last = this.connectionsReadMs;
-    const schedule = { samplingIntervalMs: this.config.sampling.intervalMs, connectionsIntervalMs: this.config.connections.intervalMs };
-    return connectionsDue(schedule, last === undefined ? undefined : this.nowMs() - last);
-  }
-
-  private nowMs(): number {
-    return Number((this.opts.manualClock ?? process.hrtime.bigint)() / 1_000_000n);
   }
 
   /**
@@ -312,23 +279,19 @@ export class Daemon {
   }
 
   /** One sampling tick now (tests with a manual clock). */
-  async sampleNow(): Promise<void> {
-    await Promise.all([this.sampler?.tick(), this.tickDomains()]);
-    await this.tickConnections(true);
-    await this.refreshAssumptions();
+  sampleNow(): Promise<void> {
+    return this.ticking.sampleNow();
   }
 
   /** Resolves when no sampling tick is running or queued (tests scrape after their ticks). */
-  async settled(): Promise<void> {
-    await Promise.all([this.sampler?.idle(), this.domainTicks.idle(), this.connectionsTicks.idle()]);
+  settled(): Promise<void> {
+    return this.ticking.settled();
   }
 
   private async startAssumptions(): Promise<void> {
     this.assumptions = new HostAssumptions(this.opts.sysfsRoot, this.measurement.dcb);
     await this.refreshAssumptions();
-    if (this.opts.manualClock) return;
-    this.assumptionsTimer = setInterval(() => void this.refreshAssumptions(), ASSUMPTIONS_REFRESH_MS);
-    this.assumptionsTimer.unref();
+    this.ticking.startAssumptions();
   }
 
   /** On the daemon's one reader: a DCB or sysfs read that hangs costs a timeout, not the event loop. */
@@ -348,19 +311,7 @@ export class Daemon {
       log: this.opts.log,
       placements: (path, flowId) => this.connections?.placements(path, flowId) ?? [],
     });
-    await this.tickDomains();
-  }
-
-  /** One domain tick; ticks asked for while one runs follow it. */
-  private tickDomains(): Promise<void> {
-    const domains = this.domains;
-    if (!domains) return Promise.resolve();
-    return this.domainTicks.run(async () => {
-      if (this.domains !== domains) return;
-      const { windowMs, intervalMs } = this.config.sampling;
-      const timing = { windowNs: BigInt(windowMs) * 1_000_000n, intervalNs: BigInt(intervalMs) * 1_000_000n };
-      if (await domains.tick(timing, this.readerFor(intervalMs))) this.planner.setDiscovered(domains.bindings());
-    });
+    await this.ticking.tickDomains();
   }
 
   /** The config the running connection monitor was started with. */
@@ -368,7 +319,7 @@ export class Daemon {
 
   /**
    * RDMA connections (restrack) on `connections.interval`, on the daemon's one reader, after the
-   * ports and domains of a sampling tick (tickTogether). `afterPorts`: the ports and domains were
+   * ports and domains of a sampling tick (ticking.ts). `afterPorts`: the ports and domains were
    * just read, so the first read's counts go with theirs.
    */
   private async startConnections(afterPorts: boolean): Promise<void> {
@@ -388,24 +339,7 @@ export class Daemon {
       pins,
       ...(this.opts.procRoot ? { procRoot: this.opts.procRoot } : {}),
     });
-    await this.tickConnections(afterPorts);
-  }
-
-  /** `afterPorts`: the ports and domains were read in this tick, their counts go with this read. */
-  private tickConnections(afterPorts: boolean): Promise<void> {
-    const monitor = this.connections;
-    if (!monitor) return Promise.resolve();
-    return this.connectionsTicks.run(async () => {
-      if (this.connections !== monitor) return;
-      const nowMs = this.nowMs();
-      this.connectionsReadMs = nowMs;
-      const sampler = this.sampler;
-      const together = afterPorts ? () => ({ ports: portTotals(sampler), heads: this.domains?.headJobs() ?? [], windowMs: this.config.sampling.windowMs }) : undefined;
-      await monitor.tick(this.readerFor(this.config.sampling.intervalMs), nowMs, (device, port, direction) =>
-        sampler?.measurements({ device, port }, direction, 'packets')[0]?.rate, together, this.readLimit());
-      // bind: auto: the flows go where their connections now run.
-      if (this.domains?.rebindAuto()) this.planner.setDiscovered(this.domains.bindings());
-    });
+    await this.ticking.tickConnections(afterPorts);
   }
 
   /** How long each port's PSNs may go unread, at its link rate and MTU (config/connections-gap.ts). */
