@@ -147,6 +147,8 @@ int64_t mfr_run_sync(const uint8_t *request, uint32_t request_len, uint32_t n_op
 /* The owner lets go of a device MFR_VERBS_OPEN opened: ibv_close_device runs now, or when the
  * last op still using it returns (a thread abandoned inside a query). 0, or -EBADF. */
 int mfr_verbs_close(uint32_t handle);
+/* ops.c: runs one op of a request (`request` holds its inputs, `data` its output regions). */
+void mfr_run_op(const struct mfr_op *op, const uint8_t *request, uint8_t *data, struct mfr_result *res);
 /* verbs.c: runs one MFR_VERBS_* op; *len is its output's length. */
 int64_t mfr_verbs_op(const struct mfr_op *op, uint8_t *out, uint32_t *len);
 

@@ -136,7 +136,7 @@ function sendDirect(fd: number, data: Uint8Array): Done {
   return n < 0 ? { status: -libc.errno(), len: 0 } : { status: n, len: 0 };
 }
 
-/** The native op's logic (native/reader/mfe-reader.c op_nl_transact) with libc's send and recv; netlink-answer.ts says when it ends. */
+/** The native op's logic (native/reader/ops.c op_nl_transact) with libc's send and recv; netlink-answer.ts says when it ends. */
 function netlinkTransactDirect(fd: number, req: Uint8Array, out: Buffer, at: number, max: number): Done {
   const libc = loadLibc();
   const seq = Buffer.from(req.buffer, req.byteOffset, req.byteLength).readUInt32LE(8);

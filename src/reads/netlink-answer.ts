@@ -1,7 +1,7 @@
 /**
  * When a netlink answer is complete: the one rule of the netlinkTransact op (ops.ts), kept by the
  * direct executor (direct.ts) and by the request collector (sources/netlink/codec.ts), and in C
- * by the native reader (native/reader/mfe-reader.c op_nl_transact). A request sent with
+ * by the native reader (native/reader/ops.c op_nl_transact). A request sent with
  * NLM_F_ACK ends with NLMSG_ERROR (errno 0 is the ACK), a dump with NLMSG_DONE or NLMSG_ERROR,
  * each carrying the request's seq; messages of other seqs (late answers to a request given up
  * earlier) end nothing.

@@ -5,7 +5,7 @@
  * layout, so everything that interprets a result is written once, here and in the programs.
  *
  * Adding a kind of read: a member of `Op`, its number in KIND, its case in encodeOp(), in
- * run_op() (native/reader/mfe-reader.c) and in runOp() (direct.ts), and, when its output has a
+ * mfr_run_op() (native/reader/ops.c) and in runOp() (direct.ts), and, when its output has a
  * new shape, an accessor on Results.
  */
 import { ERRNO, errnoName } from '../ffi/errno.js';
