@@ -52,7 +52,7 @@ const present = (state: ExporterState): Series[] => connectionSeries(state.conne
  */
 function coverage(state: ExporterState): Sample[] {
   const m = state.connections;
-  const span = m?.together.span();
+  const span = m?.sameTickWindow.span();
   if (!m || !span) return [];
   const out: Sample[] = [];
   for (const [k, cs] of groupBy(m.connections(), (c) => portKey(c.obs))) {
@@ -75,7 +75,7 @@ function coverage(state: ExporterState): Sample[] {
  */
 function packetsPerGrain(state: ExporterState): Sample[] {
   const m = state.connections;
-  const span = m?.together.span();
+  const span = m?.sameTickWindow.span();
   if (!m || !span || !state.domains) return [];
   const moved = new Map<string, { flowId: string; device: string; port: number; direction: 'tx' | 'rx'; packets: number }>();
   for (const c of m.connections()) {

@@ -2,8 +2,8 @@
  * Giving back what a config load leaves behind. Loading and formatting 10,000 flows allocates
  * far more than it keeps: V8 does not collect that garbage while the daemon idles (only a few KB
  * are allocated per tick, so no full GC comes), and glibc keeps the C heap it freed (zlib's
- * buffers, Buffers of exposition text) resident. Measured at 10,000 flows, 32 ports: RSS 129 MB,
- * 92 MB after one full GC and malloc_trim(0); at 1,000 flows 89 -> 81 MB.
+ * buffers, Buffers of exposition text) resident: tens of MB at 10,000 flows (bench/README.md,
+ * "Figures behind code comments").
  *
  * So after each load has settled, once: a full GC on the event loop (tens of ms at 10,000
  * flows, one pause, after the reload has answered), then malloc_trim(0) on libuv's threadpool
@@ -73,8 +73,8 @@ let tuned: boolean | undefined;
  * first gzip of the exposition, blocks of megabytes came from the threads' arenas and stayed
  * there once freed: five arenas (the reader's, libuv's and V8's helper threads') held 1-1.5 MB
  * each. Fixed at the 128 KB default, a large block is mapped and unmapped on its own and an
- * arena's free top goes back to the kernel. Measured at 32 ports and 1,000 flows: RSS 80.9 ->
- * 73.9 MB. Process-wide and once; an operator's MALLOC_*_THRESHOLD_ or GLIBC_TUNABLES stand.
+ * arena's free top goes back to the kernel (what it saves: bench/README.md, "Figures behind code
+ * comments"). Process-wide and once; an operator's MALLOC_*_THRESHOLD_ or GLIBC_TUNABLES stand.
  */
 export function fixAllocatorThresholds(): boolean {
   if (tuned !== undefined) return tuned;

@@ -40,12 +40,11 @@ const sameKey = (a: readonly unknown[] | undefined, b: readonly unknown[]): bool
   a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
 
 /**
- * How often nodejs_eventloop_lag_* sample the event loop (event-loop.ts). prom-client's default, 10 ms, wakes the
- * process 100 times a second: measured on the 32-port, 1,000-flow bench tree (AMD EPYC VM), that
- * timer alone was ~6 ms/s of CPU, more than the counter reads it watches over. At 100 ms it was
- * still 10 of the main thread's 15 wake-ups a second and ~1 ms/s of its ~4.8 (four A/B runs);
- * at 500 ms ~3.9. A stall of 500 ms or more is always seen; a shorter one when a sample falls
- * due during it (a 50 ms stall one time in ten), so a recurring stall still shows.
+ * How often nodejs_eventloop_lag_* sample the event loop (event-loop.ts). prom-client's default,
+ * 10 ms, wakes the process 100 times a second, and that timer alone cost more CPU than the
+ * counter reads it watches over (bench/README.md, "Figures behind code comments"). A stall of
+ * 500 ms or more is always seen; a shorter one when a sample falls due during it (a 50 ms stall
+ * one time in ten), so a recurring stall still shows.
  */
 const EVENT_LOOP_SAMPLE_MS = 500;
 /** prom-client's own monitor, whose statistics are replaced: a timer every 24.8 days (2^31 - 1 ms). */

@@ -114,9 +114,9 @@ export class Ticking {
       this.connectionsReadMs = nowMs;
       const sampler = this.parts.sampler();
       const domains = this.parts.domains();
-      const together = afterPorts ? () => ({ ports: portTotals(sampler), heads: domains?.headJobs() ?? [], windowMs: this.parts.config().sampling.windowMs }) : undefined;
+      const sameTick = afterPorts ? () => ({ ports: portTotals(sampler), heads: domains?.headJobs() ?? [], windowMs: this.parts.config().sampling.windowMs }) : undefined;
       await monitor.tick(this.parts.reader(), nowMs, (device, port, direction) =>
-        sampler?.measurements({ device, port }, direction, 'packets')[0]?.rate, together, this.parts.readLimit());
+        sampler?.measurements({ device, port }, direction, 'packets')[0]?.rate, sameTick, this.parts.readLimit());
       // bind: auto: the flows go where their connections now run.
       if (domains?.rebindAuto()) this.parts.planner().setDiscovered(domains.bindings());
     });

@@ -8,7 +8,7 @@ import type { DcbReader, PfcState } from '../sources/dcb/reader.js';
 import { netdevLinksReads } from '../sources/netdev-links.js';
 import { type PortAttributes, portKey } from '../sources/types.js';
 import type { BoundedReads } from '../reads/bounded.js';
-import { type ReadProgram, answer } from '../reads/program.js';
+import { type ReadProgram, withoutReads } from '../reads/program.js';
 import { readErrorText } from '../reads/errors.js';
 
 export interface PortAssumptions {
@@ -23,7 +23,7 @@ export interface PortAssumptions {
 export function assessPortReads(attrs: PortAttributes, sysfsRoot: string, dcb: DcbReader | undefined): ReadProgram<PortAssumptions> {
   const netdev = attrs.netdev;
   if (netdev === undefined) {
-    return answer({ netdev, vlan: undefined, lowerNetdev: undefined, pfc: { known: false, netdev, reason: 'the port has no netdev (InfiniBand link layer)' } });
+    return withoutReads({ netdev, vlan: undefined, lowerNetdev: undefined, pfc: { known: false, netdev, reason: 'the port has no netdev (InfiniBand link layer)' } });
   }
   return assessNetdev(netdev, sysfsRoot, dcb);
 }

@@ -22,7 +22,7 @@ export type ReadProgram<T> = Generator<OpBatch, T, Results>;
 
 /** A program that needs no reads (verbs answers from memory, tests). */
 // eslint-disable-next-line require-yield
-export function* answer<T>(value: T): ReadProgram<T> {
+export function* withoutReads<T>(value: T): ReadProgram<T> {
   return value;
 }
 

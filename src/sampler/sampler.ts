@@ -91,7 +91,7 @@ const ATTRIBUTE_REFRESH_TICKS = 60;
 const INVENTORY = 'inventory';
 
 /** What the sampler knows of one set: its last counter list and the series of each counter. */
-interface Bound {
+interface SetSeries {
   readonly specs: readonly CounterSpec[];
   /** The counters' state, in `specs` order; `series` are its views. */
   readonly block: SeriesBlock;
@@ -122,7 +122,7 @@ export class Sampler {
   /** Failed counter reads per key(device, port, source). */
   readErrors = new Map<string, number>();
   readonly reader: BoundedReads;
-  private readonly bound = new Map<PortCounterSet, Bound>();
+  private readonly setSeries = new Map<PortCounterSet, SetSeries>();
   private timer: NodeJS.Timeout | undefined;
   private readonly clock: () => bigint;
   private origin: bigint | undefined;
@@ -240,16 +240,16 @@ export class Sampler {
   }
 
   /**
-   * One round for every port: its counter sets and, after the first tick (`light`), its state
+   * One round for every port: its counter sets and, after the first tick (`withStateAndListing`), its state
    * and whether the port list changed. Returns whether it did.
    */
-  private *readPorts(ports: readonly SampledPort[], now: number, light: boolean): Steps<boolean> {
+  private *readPorts(ports: readonly SampledPort[], now: number, withStateAndListing: boolean): Steps<boolean> {
     const jobs: Job<unknown>[] = [];
-    const listed = light ? new Pending(INVENTORY, this.opts.inventory.listChangedReads(ports.map((p) => p.ref))) : undefined;
+    const listed = withStateAndListing ? new Pending(INVENTORY, this.opts.inventory.listChangedReads(ports.map((p) => p.ref))) : undefined;
     if (listed) jobs.push(listed);
     const reads = ports.map((p) => {
       const group = portKey(p.ref);
-      const state = light ? new Pending(group, this.opts.inventory.stateReads(p.ref)) : undefined;
+      const state = withStateAndListing ? new Pending(group, this.opts.inventory.stateReads(p.ref)) : undefined;
       if (state) jobs.push(state);
       const sets = p.sets.map((set) => new Pending(group, set.reads()));
       jobs.push(...sets);
@@ -335,7 +335,7 @@ export class Sampler {
       const ref = { device: attrs.device, port: attrs.port };
       const port: SampledPort = { ref, attrs, sets: o.value, counters: [] };
       this.ports.set(portKey(ref), port);
-      for (const set of o.value) this.bindingOf(port, set, set.counters);
+      for (const set of o.value) this.seriesOf(port, set, set.counters);
       this.opts.events?.portAdded?.(port);
     }
   }
@@ -379,7 +379,7 @@ export class Sampler {
   private dropPort(p: SampledPort): void {
     for (const s of p.sets) {
       s.close();
-      this.bound.delete(s);
+      this.setSeries.delete(s);
     }
     this.opts.inventory.forget(p.ref);
     this.reader.forget(portKey(p.ref));
@@ -392,12 +392,12 @@ export class Sampler {
     if (o.kind === 'deferred') return false; // the series keep their window until the next tick
     const read = o.kind === 'done' ? o.value : undefined;
     if (read?.kind === 'readings') {
-      const { block, onError } = this.bindingOf(port, set, read.counters);
+      const { block, onError } = this.seriesOf(port, set, read.counters);
       block.recordAll(now, window, read.readings, onError);
       return false;
     }
     if (read?.kind === 'values') {
-      const { block } = this.bindingOf(port, set, read.counters);
+      const { block } = this.seriesOf(port, set, read.counters);
       read.values.forEach((v, i) => {
         if (v.ok) block.record(i, now, ...halves(v.value));
         else this.failed(a, block, i, v.error, true, false);
@@ -405,7 +405,7 @@ export class Sampler {
       });
       return false;
     }
-    const { block } = this.bindingOf(port, set, set.counters);
+    const { block } = this.seriesOf(port, set, set.counters);
     // The set is gone, or its read did not end: every counter fails alike.
     const error = read !== undefined ? goneError(read) : o.kind !== 'done' ? o.error : undefined;
     if (error === undefined) return false; // not reached: a done read is values, readings or gone
@@ -424,8 +424,8 @@ export class Sampler {
   }
 
   /** The block and series of each counter in `specs`, kept by name across list changes (netlink). */
-  private bindingOf(port: SampledPort, set: PortCounterSet, specs: readonly CounterSpec[]): Bound {
-    const b = this.bound.get(set);
+  private seriesOf(port: SampledPort, set: PortCounterSet, specs: readonly CounterSpec[]): SetSeries {
+    const b = this.setSeries.get(set);
     if (b && b.specs === specs) return b;
     const block = new SeriesBlock(specs);
     const old = new Map((b?.series ?? []).map((s) => [s.spec.name, s]));
@@ -434,10 +434,10 @@ export class Sampler {
       if (s !== undefined && sameSpec(s.spec, spec)) block.adopt(j, s.block, s.index);
     });
     const onError = (i: number, error: ReadError): void => this.countError(port.ref, set.kind, block.specs[i]!.name, error, false);
-    const bound = { specs, block, series: specs.map((spec, j) => new CounterSeries(spec, block, j)), onError };
-    this.bound.set(set, bound);
-    port.counters = port.sets.flatMap((st) => (this.bound.get(st)?.series ?? []).map((s) => ({ source: st.kind, series: s })));
-    return bound;
+    const made = { specs, block, series: specs.map((spec, j) => new CounterSeries(spec, block, j)), onError };
+    this.setSeries.set(set, made);
+    port.counters = port.sets.flatMap((st) => (this.setSeries.get(st)?.series ?? []).map((s) => ({ source: st.kind, series: s })));
+    return made;
   }
 
   private countError(ref: PortRef, source: CounterSourceKind, counter: string, error: ReadError, silent: boolean): void {

@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { DIR_READ_BYTES, netdevDir } from './sysfs/paths.js';
-import { type ReadProgram, answer, namesOf, read } from '../reads/program.js';
+import { type ReadProgram, withoutReads, namesOf, read } from '../reads/program.js';
 
 /** A sysfs attribute is at most one page (fs/sysfs/file.c sysfs_kf_seq_show()). */
 const UEVENT_BYTES = 4096;
@@ -27,7 +27,7 @@ export function netdevLinksReads(sysfsRoot: string, netdev: string): ReadProgram
   try {
     dir = netdevDir(sysfsRoot, netdev);
   } catch {
-    return answer(UNKNOWN);
+    return withoutReads(UNKNOWN);
   }
   return linksOf(dir);
 }

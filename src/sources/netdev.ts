@@ -14,7 +14,7 @@ import { FileCounterSet } from './sysfs/fileset.js';
 import { netdevDir, resolveRoot, type SysfsOptions } from './sysfs/paths.js';
 import type { CounterMeaning, CounterSource, CounterSpec, PortAttributes, PortCounterSet } from './types.js';
 import { isDirectoryMode } from '../reads/ops.js';
-import { type ReadProgram, answer, read } from '../reads/program.js';
+import { type ReadProgram, withoutReads, read } from '../reads/program.js';
 
 const NETDEV_MEANINGS: Readonly<Record<string, CounterMeaning>> = {
   tx_bytes: { direction: 'tx', quantity: 'bytes', scale: 1, layer: 'l2' },
@@ -42,7 +42,7 @@ export class NetdevSource implements CounterSource {
   /** Undefined when the port has no netdev (InfiniBand) or the netdev has no statistics. */
   openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
     const stats = this.statisticsDir(attrs.netdev);
-    return stats === undefined ? answer(undefined) : this.openStats(attrs, stats);
+    return stats === undefined ? withoutReads(undefined) : this.openStats(attrs, stats);
   }
 
   private *openStats(attrs: PortAttributes, stats: string): ReadProgram<PortCounterSet | undefined> {

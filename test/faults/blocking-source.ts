@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import type { PortCounterSet, SetRead } from '../../src/sources/types.js';
 import type { CounterSource, CounterSourceKind, CounterSpec, CounterValue, PortAttributes, PortRef } from '../../src/sources/types.js';
 import { parseCounterBytes } from '../../src/reads/counter-bytes.js';
-import { type ReadProgram, answer, read } from '../../src/reads/program.js';
+import { type ReadProgram, withoutReads, read } from '../../src/reads/program.js';
 
 export function mkfifo(file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -99,10 +99,10 @@ export class BlockingSource implements CounterSource {
 
   /** Answers from memory (no read): only the set's own reads block, on the bounded reader. */
   openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
-    if (attrs.device !== this.device) return answer(undefined);
+    if (attrs.device !== this.device) return withoutReads(undefined);
     const set = new FifoCounterSet(this.kind, { device: attrs.device, port: attrs.port }, this.counter, this.fifo);
     this.sets.push(set);
-    return answer(set);
+    return withoutReads(set);
   }
 
   /** Lets one blocked read(2) return with `text`. */

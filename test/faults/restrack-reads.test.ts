@@ -60,7 +60,7 @@ describe('a restrack dump that never ends', () => {
       const p = new KernelPeer(1);
       peers.push(p);
       seq = 1;
-      p.answer(answers(seq, sq));
+      p.withoutReads(answers(seq, sq));
       return { ok: true, transport: p.socket };
     };
     run = await startDaemon('rxe_6_1', CONFIG, undefined, () => ({ restrack: open }));
@@ -69,8 +69,8 @@ describe('a restrack dump that never ends', () => {
       pkts += 60;
       sq += 60;
       seq += 5;
-      if (queue === 'all') peer().answer(answers(seq, sq));
-      if (queue === 'hang') peer().answer(deviceList(seq)); // the QP dump (seq + 1) never comes
+      if (queue === 'all') peer().withoutReads(answers(seq, sq));
+      if (queue === 'hang') peer().withoutReads(deviceList(seq)); // the QP dump (seq + 1) never comes
       run!.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', BigInt(pkts));
       await run!.tick(1);
     };
@@ -108,7 +108,7 @@ describe('a restrack dump that never ends', () => {
     portExact(m);
 
     // The kernel answers at last: the op returns, the socket is replaced, the counts go on.
-    peer().answer(qpDump(seq - 5 + 1, sq));
+    peer().withoutReads(qpDump(seq - 5 + 1, sq));
     await waitFor(() => run!.daemon.state().sampler!.reader.blockedThreads === 0);
     expect(peers).toHaveLength(1);
     await second('none'); // opens the new peer, which answers this tick

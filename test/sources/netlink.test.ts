@@ -229,7 +229,7 @@ class ScriptedTransport implements NetlinkTransport {
   }
 }
 
-function answer(...messages: Uint8Array[]): NetlinkAnswer {
+function withoutReads(...messages: Uint8Array[]): NetlinkAnswer {
   return { messages: messages.flatMap((m) => decodeMessages(m)), raw: messages };
 }
 
@@ -246,9 +246,9 @@ function statReply(seq: number, counters: [string, bigint][], device = 'rxe0', p
 describe('NetlinkCounterSource', () => {
   it('opens a port with a device dump and one STAT_GET, then reads one STAT_GET per read()', () => {
     const t = new ScriptedTransport([
-      () => answer(fixture('get-dump-two-rxe.hex')),
-      () => answer(fixture('stat-get-reply-rxe0-1.hex')),
-      (seq) => answer(statReply(seq, [['rcvd_pkts', 101n], ['sent_pkts', 400n]])),
+      () => withoutReads(fixture('get-dump-two-rxe.hex')),
+      () => withoutReads(fixture('stat-get-reply-rxe0-1.hex')),
+      (seq) => withoutReads(statReply(seq, [['rcvd_pkts', 101n], ['sent_pkts', 400n]])),
     ]);
     const source = new NetlinkCounterSource(t);
     expect(source.kind).toBe('netlink');
@@ -273,11 +273,11 @@ describe('NetlinkCounterSource', () => {
 
   it('follows counters that appear after open() (an operator enabled optional counters) and leave', () => {
     const t = new ScriptedTransport([
-      () => answer(fixture('get-dump-two-rxe.hex')),
-      (seq) => answer(statReply(seq, [['out_of_buffer', 1n]])),
-      (seq) => answer(statReply(seq, [['out_of_buffer', 2n], ['rdma_tx_bytes', 5000n]])),
-      (seq) => answer(statReply(seq, [['out_of_buffer', 3n]])),
-      (seq) => answer(statReply(seq, [['out_of_buffer', 4n]])),
+      () => withoutReads(fixture('get-dump-two-rxe.hex')),
+      (seq) => withoutReads(statReply(seq, [['out_of_buffer', 1n]])),
+      (seq) => withoutReads(statReply(seq, [['out_of_buffer', 2n], ['rdma_tx_bytes', 5000n]])),
+      (seq) => withoutReads(statReply(seq, [['out_of_buffer', 3n]])),
+      (seq) => withoutReads(statReply(seq, [['out_of_buffer', 4n]])),
     ]);
     const set = runSync(new NetlinkCounterSource(t).openPortReads({ device: 'rxe0', port: 1 }));
     if (!set.ok) throw set.error;
@@ -295,8 +295,8 @@ describe('NetlinkCounterSource', () => {
 
   it('turns a failed read into one error per counter', () => {
     const t = new ScriptedTransport([
-      () => answer(fixture('get-dump-two-rxe.hex')),
-      (seq) => answer(statReply(seq, [['sent_pkts', 1n], ['rcvd_pkts', 2n]])),
+      () => withoutReads(fixture('get-dump-two-rxe.hex')),
+      (seq) => withoutReads(statReply(seq, [['sent_pkts', 1n], ['rcvd_pkts', 2n]])),
       () => new NetlinkRequestError('RDMA_NLDEV_CMD_STAT_GET rxe0/1 (device index 3)', 22, undefined, 'kernel answered EINVAL'),
     ]);
     const set = runSync(new NetlinkCounterSource(t).openReads(RXE0_PORT_1))!;
@@ -309,8 +309,8 @@ describe('NetlinkCounterSource', () => {
 
   it('refuses an answer for another device (index reused)', () => {
     const t = new ScriptedTransport([
-      () => answer(fixture('get-dump-two-rxe.hex')),
-      (seq) => answer(statReply(seq, [['sent_pkts', 1n]], 'rxe9')),
+      () => withoutReads(fixture('get-dump-two-rxe.hex')),
+      (seq) => withoutReads(statReply(seq, [['sent_pkts', 1n]], 'rxe9')),
     ]);
     const source = new NetlinkCounterSource(t);
     expect(runSync(source.openReads(RXE0_PORT_1))).toBeUndefined();
@@ -319,11 +319,11 @@ describe('NetlinkCounterSource', () => {
 
   it('re-lists devices once when a cached device index went stale', () => {
     const t = new ScriptedTransport([
-      () => answer(fixture('get-dump-two-rxe.hex')),
-      (seq) => answer(statReply(seq, [['sent_pkts', 1n]])),
+      () => withoutReads(fixture('get-dump-two-rxe.hex')),
+      (seq) => withoutReads(statReply(seq, [['sent_pkts', 1n]])),
       () => new NetlinkRequestError('RDMA_NLDEV_CMD_STAT_GET rxe0/1 (device index 3)', 22, undefined, 'kernel answered EINVAL'),
-      () => answer(fixture('get-dump-two-rxe.hex')),
-      (seq) => answer(statReply(seq, [['sent_pkts', 2n]])),
+      () => withoutReads(fixture('get-dump-two-rxe.hex')),
+      (seq) => withoutReads(statReply(seq, [['sent_pkts', 2n]])),
     ]);
     const source = new NetlinkCounterSource(t);
     expect(runSync(source.openReads(RXE0_PORT_1))).toBeDefined();
@@ -333,7 +333,7 @@ describe('NetlinkCounterSource', () => {
   });
 
   it('has no counters for a device the kernel does not list', () => {
-    const t = new ScriptedTransport([() => answer(fixture('get-dump-two-rxe.hex'))]);
+    const t = new ScriptedTransport([() => withoutReads(fixture('get-dump-two-rxe.hex'))]);
     const source = new NetlinkCounterSource(t);
     expect(runSync(source.openReads({ ...RXE0_PORT_1, device: 'mlx5_0' }))).toBeUndefined();
     expect(source.lastOpenError).toBeInstanceOf(NetlinkRequestError);
@@ -342,7 +342,7 @@ describe('NetlinkCounterSource', () => {
 
   it('turns EPERM from the kernel into NetlinkUnavailable(permission-denied)', () => {
     const t = new ScriptedTransport([
-      () => answer(fixture('get-dump-two-rxe.hex')),
+      () => withoutReads(fixture('get-dump-two-rxe.hex')),
       () => new NetlinkRequestError('RDMA_NLDEV_CMD_STAT_GET rxe0/1 (device index 3)', 1, undefined, 'kernel answered EPERM'),
     ]);
     const result = runSync(new NetlinkCounterSource(t).openPortReads(RXE0_PORT_1));

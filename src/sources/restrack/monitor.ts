@@ -34,7 +34,7 @@ export type PortPackets = (device: string, port: number, direction: 'tx' | 'rx')
  * sampling tick just read, the flows' headIndex read in the same request as the QP dumps, and
  * the window over which they are compared with the connections'.
  */
-export interface ReadTogether {
+export interface SameTickReads {
   readonly ports: TickReadings['ports'];
   /** One job per domain folder (DomainMonitor.headJobs), run with the dumps. */
   readonly heads: readonly Pending<TickReadings['heads']>[];
@@ -76,9 +76,9 @@ export class ConnectionMonitor {
   private owners = new Map<string, ConnectionOwner>();
   private shares: ProcessShare[] = [];
   private mapsDenied: string | undefined;
-  private readonly said = new Set<string>();
+  private readonly loggedOnce = new Set<string>();
   /** Snapshots of the reads that came with the ports' and domains' counts of their tick. */
-  readonly together = new SameTickWindow();
+  readonly sameTickWindow = new SameTickWindow();
 
   constructor(
     private readonly source: RestrackSource,
@@ -91,11 +91,11 @@ export class ConnectionMonitor {
 
   /**
    * One read of every device at `nowMs` (monotonic) on the bounded reader; `portPackets` decides
-   * whether PSNs are live. `together` is asked for only when the tables can be read. `limit`: how
+   * whether PSNs are live. `sameTick` is asked for only when the tables can be read. `limit`: how
    * long each port's PSNs may go unread (a read later than that counts nothing, a late read).
    */
-  async tick(reader: BoundedReads, nowMs: number, portPackets?: PortPackets, together?: () => ReadTogether, limit?: ReadLimit): Promise<void> {
-    const steps = this.steps(nowMs, portPackets, together, limit);
+  async tick(reader: BoundedReads, nowMs: number, portPackets?: PortPackets, sameTick?: () => SameTickReads, limit?: ReadLimit): Promise<void> {
+    const steps = this.steps(nowMs, portPackets, sameTick, limit);
     let step = steps.next();
     while (!step.done) step = steps.next(await reader.run(step.value));
   }
@@ -111,13 +111,13 @@ export class ConnectionMonitor {
    * A tick as rounds of jobs: the restrack dumps, then the processes behind the connections. A
    * host without RDMA netlink costs no read (the source asks the kernel again every 30 s).
    */
-  private *steps(nowMs: number, portPackets: PortPackets | undefined, together: (() => ReadTogether) | undefined, limit: ReadLimit | undefined): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
+  private *steps(nowMs: number, portPackets: PortPackets | undefined, sameTick: (() => SameTickReads) | undefined, limit: ReadLimit | undefined): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
     const ready = this.source.ready();
     if (!ready.ok) {
       this.ticks++;
       this.apply({ ok: false, error: ready.error.message }, nowMs, portPackets, limit);
     } else {
-      const t = together?.();
+      const t = sameTick?.();
       // The flows' headIndex in the same run, hence the same request, as the QP dumps.
       const [o] = (yield [{ group: RESTRACK_GROUP, program: this.source.reads() }, ...(t?.heads ?? [])]) as readonly Outcome<RestrackRead>[];
       this.ticks++;
@@ -226,10 +226,10 @@ export class ConnectionMonitor {
    * Every connection's totals now, with the counts of the same tick. A connection gone from the
    * tables keeps its last totals (what it moved before it went is still its).
    */
-  private snapshot(nowMs: number, t: ReadTogether): void {
+  private snapshot(nowMs: number, t: SameTickReads): void {
     const connections = new Map(this.tracker.connections().map((c) => [c.key, { sent: c.sent.packets, received: c.received?.packets ?? 0 }]));
     const heads = new Map(t.heads.flatMap((j) => [...(j.value ?? [])]));
-    this.together.push({ atMs: nowMs, connections, readings: { ports: t.ports, heads } }, t.windowMs);
+    this.sameTickWindow.push({ atMs: nowMs, connections, readings: { ports: t.ports, heads } }, t.windowMs);
   }
 
   /** Applies one read; true when every device was read in full. */
@@ -247,7 +247,7 @@ export class ConnectionMonitor {
     const observations = ok.flatMap((d) => joinDevice(d.device, d.qps, d.cmIds).observations);
     const late = this.tracker.update(ok.map((d) => d.device), observations, nowMs, limit);
     // What a late read moved is not counted: the same-tick window starts again from it.
-    if (late.size > 0) this.together.clear();
+    if (late.size > 0) this.sameTickWindow.clear();
     if (portPackets) this.decidePsnLive(portPackets);
     return deviceErrors.size === 0;
   }
@@ -258,8 +258,8 @@ export class ConnectionMonitor {
   }
 
   private sayOnce(key: string, fields: Record<string, unknown>, msg: string): void {
-    if (this.said.has(key)) return;
-    this.said.add(key);
+    if (this.loggedOnce.has(key)) return;
+    this.loggedOnce.add(key);
     this.log?.warn(fields, msg);
   }
 

@@ -12,7 +12,7 @@
  * before the next read. The room per device starts at 256 KiB (about 2,500 QPs) and doubles up to
  * 16 MiB when a dump does not fit; that device is read again on the next tick.
  */
-import { type ReadProgram, all, answer, pair } from '../../reads/program.js';
+import { type ReadProgram, all, withoutReads, pair } from '../../reads/program.js';
 import { NetlinkDecodeError } from '../netlink/codec.js';
 import { RDMA_NLDEV_CMD_RES_CM_ID_GET, RDMA_NLDEV_CMD_RES_QP_GET } from '../netlink/constants.js';
 import { RDMA_NETLINK, type RdmaDeviceInfo, buildDeviceDumpRequest, decodeDeviceInfo } from '../netlink/rdma.js';
@@ -97,7 +97,7 @@ export class RestrackSource {
     const devices = listed.devices;
     this.known = devices;
     const qps = sameDevices(known, devices) ? guessed : yield* all(devices.map((d) => this.dumpOf(t.transport, RDMA_NLDEV_CMD_RES_QP_GET, d)));
-    const cms = yield* all(devices.map((d, i) => (qps[i]!.ok ? this.dumpOf(t.transport, RDMA_NLDEV_CMD_RES_CM_ID_GET, d) : answer(qps[i]!))));
+    const cms = yield* all(devices.map((d, i) => (qps[i]!.ok ? this.dumpOf(t.transport, RDMA_NLDEV_CMD_RES_CM_ID_GET, d) : withoutReads(qps[i]!))));
     return { ok: true, devices: devices.map((d, i) => this.deviceDump(d, qps[i]!, cms[i]!)) };
   }
 

@@ -19,7 +19,7 @@ import { driverReads, type RdmaDriver } from './driver.js';
 import { type CounterFile, FileCounterSet } from './fileset.js';
 import { parseCounterBytes } from '../../reads/counter-bytes.js';
 import { DIR_READ_BYTES, ibPortDir, isSafeName, resolveRoot, type SysfsOptions } from './paths.js';
-import { type ReadProgram, answer, namesOf, read } from '../../reads/program.js';
+import { type ReadProgram, withoutReads, namesOf, read } from '../../reads/program.js';
 
 // ---------------------------------------------------------------------------------------------
 // counters/ (PMA)
@@ -180,7 +180,7 @@ abstract class PortDirSource implements CounterSource {
 
   openReads(attrs: PortAttributes): ReadProgram<PortCounterSet | undefined> {
     const portDir = this.portDir(attrs);
-    return portDir === undefined ? answer(undefined) : this.openDir(attrs, portDir);
+    return portDir === undefined ? withoutReads(undefined) : this.openDir(attrs, portDir);
   }
 
   close(): void {

@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { ibDeviceDir } from './paths.js';
-import { type ReadProgram, answer, read } from '../../reads/program.js';
+import { type ReadProgram, withoutReads, read } from '../../reads/program.js';
 
 export type RdmaDriver = 'mlx5' | 'mlx4' | 'bnxt_re' | 'rxe' | 'unknown';
 
@@ -28,7 +28,7 @@ export function driverReads(root: string, device: string, hwCounterNames: readon
   try {
     dir = ibDeviceDir(root, device);
   } catch {
-    return answer('unknown');
+    return withoutReads('unknown');
   }
   return fromDevice(dir, device, hwCounterNames);
 }

@@ -9,7 +9,7 @@ import { closeSync } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
 import type { CounterReadings, CounterSourceKind, CounterSpec, CounterValue, PortCounterSet, PortRef, SetRead } from '../types.js';
 import { NOT_A_COUNTER, type Op, OpBatch, type Results, isDirectoryMode } from '../../reads/ops.js';
-import { OneRound, type ReadProgram, answer, read } from '../../reads/program.js';
+import { OneRound, type ReadProgram, withoutReads, read } from '../../reads/program.js';
 import type { ReadError } from '../../reads/errors.js';
 import { carve } from '../../typed-arrays.js';
 
@@ -99,7 +99,7 @@ export class FileCounterSet implements PortCounterSet {
 
   /** `checkDir`: stat the watched directory on this read whatever the count says. */
   reads(checkDir = false): ReadProgram<SetRead> {
-    if (this.closed) return answer({ kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) });
+    if (this.closed) return withoutReads({ kind: 'values', counters: this.counters, values: this.counters.map(() => CLOSED) });
     const stat = checkDir || this.failed || this.readsSinceStat === 0 || this.plain.length === 0;
     this.readsSinceStat = (this.readsSinceStat + 1) % STAT_EVERY;
     return this.program.start(stat ? this.withStat : this.plain);

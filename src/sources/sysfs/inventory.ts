@@ -12,7 +12,7 @@ import { driverFrom } from './driver.js';
 import { parseLinkLayer, parseNumberedName, parseRate, roceActiveMtu } from './parse.js';
 import { DIR_READ_BYTES, byNumber, ibDeviceDir, ibPortDir, isSafeName, isSafePortName, netdevDir, resolveRoot, type SysfsOptions } from './paths.js';
 import { type Op, OpBatch, type Results, isDirectoryMode } from '../../reads/ops.js';
-import { type ReadProgram, answer, namesOf, read } from '../../reads/program.js';
+import { type ReadProgram, withoutReads, namesOf, read } from '../../reads/program.js';
 import { ERRNO } from '../../ffi/errno.js';
 
 /**
@@ -138,14 +138,14 @@ export class SysfsInventory implements PortInventory {
 
   attributeReads(ref: PortRef): ReadProgram<PortAttributes | undefined> {
     const dir = this.portDir(ref);
-    return dir === undefined ? answer(undefined) : this.attributesOf(ref, dir);
+    return dir === undefined ? withoutReads(undefined) : this.attributesOf(ref, dir);
   }
 
   stateReads(ref: PortRef): ReadProgram<PortState | undefined> {
     const h = this.held.get(portKey(ref));
     if (h) return this.heldStateOf(ref, h);
     const dir = this.portDir(ref);
-    return dir === undefined ? answer(undefined) : this.stateOf(ref, dir);
+    return dir === undefined ? withoutReads(undefined) : this.stateOf(ref, dir);
   }
 
 

@@ -8,7 +8,7 @@
  * their handles, and close() lets go of them (a device is closed once no query uses it).
  */
 import type { PortAttributes, PortInventory, PortRef, PortState } from '../types.js';
-import { type ReadProgram, answer, read } from '../../reads/program.js';
+import { type ReadProgram, withoutReads, read } from '../../reads/program.js';
 import { ELIBACC, ELIBBAD, VERBS_PORT_BYTES, type Op, statusName } from '../../reads/ops.js';
 import { ERRNO, errnoName } from '../../ffi/errno.js';
 import { closeVerbsDevice } from '../../reads/native.js';
@@ -132,12 +132,12 @@ class VerbsInventory implements PortInventory {
 
   /** The devices were opened once: their ports are known without a read. */
   listReads(): ReadProgram<PortRef[]> {
-    return answer(this.ports());
+    return withoutReads(this.ports());
   }
 
   /** The devices were opened once; their list does not change under this inventory. */
   listChangedReads(): ReadProgram<boolean> {
-    return answer(false);
+    return withoutReads(false);
   }
 
   *stateReads(ref: PortRef): ReadProgram<PortState | undefined> {

@@ -65,12 +65,12 @@ export class FakeRestrackKernel {
   transport(): NetlinkTransport {
     return {
       nextSeq: () => ++this.seq,
-      request: (what, bytes, seq) => this.answer(what, bytes, seq),
+      request: (what, bytes, seq) => this.withoutReads(what, bytes, seq),
       close: () => undefined,
     };
   }
 
-  private answer(what: string, bytes: Uint8Array, seq: number): NetlinkAnswer {
+  private withoutReads(what: string, bytes: Uint8Array, seq: number): NetlinkAnswer {
     this.requests++;
     const [req] = decodeMessages(bytes);
     const hdr = { flags: 2, seq, pid: 1 };

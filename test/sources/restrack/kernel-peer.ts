@@ -44,7 +44,7 @@ export class KernelPeer {
   }
 
   /** Queues answers for the exporter's end to receive. */
-  answer(dgs: readonly Uint8Array[]): void {
+  withoutReads(dgs: readonly Uint8Array[]): void {
     const libc = loadLibc();
     for (const d of dgs) if (libc.send(this.peer, d) !== d.length) throw new Error(`send failed: errno ${libc.errno()}`);
   }

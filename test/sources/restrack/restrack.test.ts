@@ -141,7 +141,7 @@ describe('the restrack source over a socket', () => {
     const reader = new BoundedReads({ readTimeoutMs: 2000 });
     const source = new RestrackSource(() => ({ ok: true, transport: peer.socket }));
     try {
-      peer.answer(rxeAnswers(1000));
+      peer.withoutReads(rxeAnswers(1000));
       const [o] = await reader.run([{ group: 'restrack', program: source.reads() }]);
       expect(reader.mode).toBe('native');
       expect(o?.kind).toBe('done');
@@ -236,7 +236,7 @@ describe('the restrack source over a socket', () => {
       const eio = withSeq(datagrams('restrack-qp-mlx5_0-eio.hex'), 2);
       // rxe0's QP dump ends with -EIO: its cm_id dump is never asked for.
       const answers = rxeAnswers(1).filter((d) => Buffer.from(d).readUInt32LE(8) !== 2 && Buffer.from(d).readUInt32LE(8) !== 3);
-      peer.answer([...answers.slice(0, 2), ...eio, ...withSeq(datagrams('restrack-qp-rxe1.hex'), 3), ...withSeq(datagrams('restrack-cm-id-rxe1.hex'), 4)]);
+      peer.withoutReads([...answers.slice(0, 2), ...eio, ...withSeq(datagrams('restrack-qp-rxe1.hex'), 3), ...withSeq(datagrams('restrack-cm-id-rxe1.hex'), 4)]);
       const r = runSync(source.reads());
       if (!r.ok) throw new Error(r.error);
       expect(r.devices[0]).toEqual({ ok: false, device: 'rxe0', error: expect.stringMatching(/^RDMA_NLDEV_CMD_RES_QP_GET dump of rxe0: kernel answered EIO$/) });
@@ -252,10 +252,10 @@ describe('the restrack source over a socket', () => {
     let n = 0;
     const source = new RestrackSource(() => ({ ok: true, transport: peers[n++]!.socket }));
     try {
-      peers[0]!.answer(withSeq(datagrams('error-einval-stat-get.hex'), 1));
+      peers[0]!.withoutReads(withSeq(datagrams('error-einval-stat-get.hex'), 1));
       const r1 = runSync(source.reads());
       expect(r1).toEqual({ ok: false, error: expect.stringMatching(/^RDMA_NLDEV_CMD_GET dump: kernel answered EINVAL/) });
-      peers[1]!.answer(rxeAnswers(1));
+      peers[1]!.withoutReads(rxeAnswers(1));
       const r2 = runSync(source.reads());
       expect(r2.ok).toBe(true);
       expect(n).toBe(2);
