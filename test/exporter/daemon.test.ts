@@ -286,3 +286,34 @@ describe('reload', () => {
     }
   });
 });
+
+describe('a connections schedule a port\'s link rate outruns (issue 33)', () => {
+  it('is refused at start once the ports are read: capacity auto on a 400 Gb/s port, read every second', async () => {
+    const { Daemon } = await import('../../src/exporter/daemon.js');
+    const { SysfsFixture } = await import('../fixtures/sysfs.js');
+    const { createLogger } = await import('../../src/log.js');
+    const { writeConfig } = await import('./harness.js');
+    const { InputError, formatProblem } = await import('../../src/input/problems.js');
+    const fx = SysfsFixture.copy('einval');
+    const file = writeConfig('ports: [{ device: mlx5_2, port: 1, ib_mtu: 4096, capacity: auto }]\nflows: []\n');
+    const daemon = new Daemon({ configFile: file, listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', sysfsRoot: fx.root, log: createLogger('error', 'logfmt'), manualClock: () => 1n });
+    try {
+      const e = await daemon.start().then(() => undefined, (err: unknown) => err);
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InstanceType<typeof InputError>).problems.map(formatProblem)).toEqual([
+        expect.stringMatching(new RegExp(`^${file}:1:1: connections: connections are read every 1000 ms .* port mlx5_2/1 \\(400 Gb/s, 4096-byte packets\\) .* in 687 ms`)),
+      ]);
+    } finally {
+      await daemon.stop();
+      fx.cleanup();
+    }
+  });
+
+  it('is refused on reload, keeping the running config: rxe0 at 10 Gb/s sends 2^23 packets in 27.5 s', async () => {
+    run = await startDaemon('rxe_6_1', RXE_CONFIG);
+    writeFileSync(run.configFile, `${RXE_CONFIG}connections: { interval: 30s }\n`);
+    const r = await run.daemon.reload();
+    expect(r).toMatchObject({ ok: false, error: expect.stringMatching(/connections\.interval: connections are read every 30000 ms .* rxe0\/1 \(10 Gb\/s, 4096-byte packets\) .* in 27487 ms/) });
+    expect(run.daemon.state().config.connections.intervalMs).toBe(1000);
+  });
+});
