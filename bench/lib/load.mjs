@@ -5,20 +5,24 @@
  * 1 ms). Loads the way the daemon does: loadConfigAsync() with its reads on a bounded reader;
  * on code without it, loadConfig().
  *
- *   node bench/lib/load.mjs CONFIG [ROUNDS]
+ *   node bench/lib/load.mjs CONFIG [ROUNDS] [MODULE]
  *
- * Prints one JSON object.
+ * MODULE: another build of the loader (bench/fastyaml-ab.mjs's bundles), exporting
+ * loadConfigAsync and BoundedReads; dist/config/load.js by default. Prints one JSON object.
  */
-import * as load from '../../dist/config/load.js';
+import { pathToFileURL } from 'node:url';
 import { watchStalls } from './slices.mjs';
 
-const [configFile, roundsArg] = process.argv.slice(2);
+const [configFile, roundsArg, moduleArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 3);
+const load = await import(moduleArg ? pathToFileURL(moduleArg).href : '../../dist/config/load.js');
 
 let reader;
 try {
-  const { BoundedReads } = await import('../../dist/reads/bounded.js');
-  reader = new BoundedReads({ readTimeoutMs: 1000 });
+  const { BoundedReads } = load.BoundedReads ? load : await import('../../dist/reads/bounded.js');
+  // The worktree's reader library, wherever the loader was built to.
+  const library = (await import('../../dist/reads/native.js').catch(() => ({}))).READER_LIBRARY;
+  reader = new BoundedReads({ readTimeoutMs: 1000, ...(library ? { library } : {}) });
 } catch {
   reader = undefined; // code before the bounded reader
 }

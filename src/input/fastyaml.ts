@@ -1,9 +1,10 @@
 /**
  * A fast path for the YAML configs are written in: block mappings and sequences, flow mappings
  * and sequences on one line, plain and quoted one-line scalars, comments. It gives the plain
- * values (what yaml's toJSON() gives) many times faster than the `yaml` library on a
- * 10,000-flow config, without positions: a caller validates from them, and parses again with
- * `yaml` to say where a problem is. Anything else (anchors, aliases, tags, block scalars,
+ * values (what yaml's toJSON() gives) without positions, in slices: a caller validates from
+ * them, and parses again with `yaml` to say where a problem is. Why not `yaml` alone: at 10,000
+ * flows a reload took 4 to 5 times as long with it and stalled the event loop for over a second
+ * (bench/fastyaml-ab.mjs; bench/README.md, "The config's YAML fast path against `yaml`"). Anything else (anchors, aliases, tags, block scalars,
  * multi-line scalars or flow collections, several documents, tabs in indentation, duplicate
  * keys, hex/octal/inf/nan numbers...) returns undefined and the full parser takes over, so a
  * document never means something else than what `yaml` says (test/fuzz/fastyaml.test.ts
