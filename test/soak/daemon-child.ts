@@ -11,7 +11,14 @@ const [configFile, sysfsRoot] = process.argv.slice(2) as [string, string];
 const daemon = new Daemon({
   configFile, listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', sysfsRoot, log: createLogger('warn', 'logfmt'),
 });
-await daemon.start();
+try {
+  await daemon.start();
+} catch (e) {
+  // A daemon that did not start holds threads and timers: stop it, so the soak fails now.
+  process.stderr.write(`daemon did not start: ${e instanceof Error ? e.message : String(e)}\n`);
+  await daemon.stop();
+  process.exit(2);
+}
 const counters = path.join(sysfsRoot, 'class', 'infiniband', 'mlx5_0', 'ports', '1', 'counters');
 let n = 1_000_000n;
 const traffic = setInterval(() => {
