@@ -39,10 +39,12 @@ export class CoalescingRun<T> {
   request(): Promise<T> {
     if (this.queued !== undefined) return this.queued;
     if (this.running === undefined) return this.start();
-    const queued = this.running.then(() => {
+    // After the running one however it ends: a failed run must not leave this slot set.
+    const next = (): Promise<T> => {
       this.queued = undefined;
       return this.start();
-    });
+    };
+    const queued = this.running.then(next, next);
     this.queued = queued;
     return queued;
   }
