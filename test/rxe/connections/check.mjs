@@ -128,7 +128,14 @@ check(delay !== null && delay <= 2 * INTERVAL_S, 'stop: the stopped initiator\'s
 const last = scrape('restart-4');
 const newA = find(last, 'mxl_fabric_connection_info', { flow_id: A, device: 'rxe0', direction: 'tx' }).filter((c) => c.labels.pid !== oldA?.pid || c.labels.local !== oldA?.local);
 check(newA.length === 1 && find(last, 'mxl_fabric_flow_info', { flow_id: A, device: 'rxe0', direction: 'tx', origin: 'domain' }).length === 1,
-  'restart: flow A is bound to rxe0 tx again, by the new initiator\'s connection', { connections: newA.map((c) => `${c.labels.local} -> ${c.labels.peer} pid ${c.labels.pid}`) });
+  'restart: flow A is bound to rxe0 tx again, by the new initiator\'s connection', {
+    connections: newA.map((c) => `${c.labels.local} -> ${c.labels.peer} pid ${c.labels.pid}`),
+    // When none is: every rxe0 connection the scrape holds, to tell a missing QP from one not joined.
+    ...(newA.length === 1 ? {} : { rxe0: find(last, 'mxl_fabric_connection_info', { device: 'rxe0' }).map((c) => {
+      const up = value(last, 'mxl_fabric_connection_up', identityOf(c.labels));
+      return `${c.labels.local} -> ${c.labels.peer} pid ${c.labels.pid} ${c.labels.process} ${c.labels.direction} flow "${c.labels.flow_id}" up ${up}`;
+    }), scraped: last.length > 0 }),
+  });
 const sameIdentity = newA[0] && oldA && newA[0].labels.local === oldA.local && newA[0].labels.pid === oldA.pid;
 report.numbers['restart A'] = {
   old: oldA, new: newA[0] ? identityOf(newA[0].labels) : null, sameIdentity: Boolean(sameIdentity),
@@ -182,6 +189,7 @@ function promtoolConnectionDown(identity, infoLabels, restarted) {
   // The rule's annotations for a connection gone from the tables (no connection_state series).
   const { local, peer, pid } = identity;
   const annotations = {
+    runbook_url: 'docs/alerts.md#mxlfabricconnectiondown',
     summary: `The RDMA connection of MXL flow ${A} is down on guest:9842 rxe0/1 (${local} -> ${peer})`,
     description: `The connection ${local} -> ${peer} (pid ${pid}) on rxe0 port 1 of guest:9842, which carried flow ${A}, has not been up for 1 minute (connection_up = ${downValue}): it is gone from the kernel's tables. The flow's grains are not moving over this connection.`,
   };

@@ -176,7 +176,13 @@ main() {
   initiator a "$A_ID" "-2"
   A_INITIATOR=$INITIATOR
   event "restart-started A"
-  rxe_wait_for 90 bound_both "$exporter" "$A_ID" || fail "restart: flow A was not measured by its connections again"
+  if ! rxe_wait_for 90 bound_both "$exporter" "$A_ID"; then
+    # What the kernel and MXL showed then: a QP missing (MXL did not reconnect) or not joined.
+    rdma res show qp >"$RXE_OUT/restart-qps.txt" 2>&1 || true
+    rdma res show cm_id >"$RXE_OUT/restart-cm-ids.txt" 2>&1 || true
+    exporter_up "$exporter" && why="exporter running" || why="exporter exited"
+    fail "restart: flow A was not measured by its connections again ($why; initiator: $(grep -v 'demo.cpp:85' "$RXE_OUT/a-initiator-2.log" | tail -n 2 | tr '\n' ' '); $(grep -c 'lqpn' "$RXE_OUT/restart-qps.txt") QPs in the kernel)"
+  fi
   event "restart-measured A"
   local n
   for n in 1 2 3 4; do sleep 1; scrape "restart-$n" || true; done
