@@ -141,7 +141,8 @@ export class BoundedReads {
   /** Groups whose last read completed. */
   private readonly trusted = new Set<string>();
   private readonly abandoned = new Map<number, string>();
-  private readonly waiting = new Map<number, (e: 'done' | 'crashed') => void>();
+  /** Batches on the threads: what their thread's event does, and what closing the reader does. */
+  private readonly waiting = new Map<number, { readonly event: (e: 'done' | 'crashed') => void; readonly closed: () => void }>();
   private readonly queue = new SerialQueue();
   /** The last requests' encodings, most recent first. */
   private readonly encodings: Encoding[] = [];
@@ -216,13 +217,17 @@ export class BoundedReads {
     });
   }
 
-  /** Stops the idle threads; one still in a call goes when its call returns. */
+  /**
+   * Stops the idle threads; one still in a call goes when its call returns. A batch still waited
+   * for ends paused without being collected: once closed, the library may have freed the reader.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.threads?.close();
-    for (const resolve of this.waiting.values()) resolve('crashed');
+    const waiting = [...this.waiting.values()];
     this.waiting.clear();
+    this.threads?.close();
+    for (const w of waiting) w.closed();
   }
 
   /** Tests: an idle reader thread dies as if it had crashed. */
@@ -369,7 +374,7 @@ export class BoundedReads {
         if (a.stuckAt >= ops) return finish({ kind: 'done', results: views(out, batches, ops, this.lease) });
         finish({ kind: 'stuck', at: a.stuckAt, results: views(out, batches, ops, this.lease), batchId: id });
       };
-      this.waiting.set(id, collect);
+      this.waiting.set(id, { event: collect, closed: () => finish({ kind: 'paused', error: CLOSED }) });
       timer = setTimeout(check, timeout);
     });
   }
@@ -408,7 +413,7 @@ export class BoundedReads {
 
   private event(event: ReaderEvent, id: number): void {
     if (event === 'done' || event === 'crashed') {
-      this.waiting.get(id)?.(event);
+      this.waiting.get(id)?.event(event);
     } else if (event === 'returned') {
       const group = this.abandoned.get(id);
       this.abandoned.delete(id);

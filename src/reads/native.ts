@@ -6,6 +6,7 @@
 import { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { type KoffiLibrary, NativeLoadError, asInt, errorText, loadKoffi } from '../ffi/libc.js';
+import { ERRNO } from '../ffi/errno.js';
 
 /** Built by `npm run build` (make -C native reader); the same path from src/ and dist/. */
 export const READER_LIBRARY = fileURLToPath(new URL('../../native/build/libmfe-reader.so', import.meta.url));
@@ -127,16 +128,23 @@ export class ReaderThreads {
 
   /** While a batch runs the pipe keeps the process alive; idle, it does not. */
   hold(on: boolean): void {
+    if (this.closed) return;
     if (on) this.socket.ref();
     else this.socket.unref();
   }
 
+  // After close() no call reaches the library: mfr_close frees the reader once its last thread
+  // goes, which may be at once, and a call on it then is a use after free (a SIGINT that came
+  // while a batch's event was on its way collected it from freed memory: node segfaulted).
+
   submit(request: Buffer, ops: number): Submitted {
+    if (this.closed) return { ok: false, errno: ERRNO.EBADF };
     const n = asInt(this.b.submit(this.handle, request, request.length, ops), 'mfr_submit');
     return n > 0 ? { ok: true, id: n } : { ok: false, errno: -n };
   }
 
   poll(id: number): { readonly state: BatchState; readonly done: number; readonly idleMs: number } | undefined {
+    if (this.closed) return undefined;
     const idle = new BigUint64Array(1);
     const s = asInt(this.b.poll(this.handle, id, this.u32, idle), 'mfr_poll');
     const state = STATES[s];
@@ -145,11 +153,13 @@ export class ReaderThreads {
 
   /** Results into `out`; negative errno on failure. */
   collect(id: number, out: Buffer): number {
+    if (this.closed) return -ERRNO.EBADF;
     return asInt(this.b.collect(this.handle, id, out, out.length), 'mfr_collect');
   }
 
   /** Gives the batch up: `stuckAt` is the op its thread is in; ended: it finished meanwhile (collected). */
   abandon(id: number, out: Buffer): { readonly kind: 'abandoned'; readonly stuckAt: number } | { readonly kind: 'ended'; readonly state: BatchState } | { readonly kind: 'error'; readonly errno: number } {
+    if (this.closed) return { kind: 'error', errno: ERRNO.EBADF };
     const s = asInt(this.b.abandon(this.handle, id, out, out.length, this.u32), 'mfr_abandon');
     if (s < 0) return { kind: 'error', errno: -s };
     if (s === 1) return { kind: 'abandoned', stuckAt: this.u32[0]! };
@@ -157,6 +167,7 @@ export class ReaderThreads {
   }
 
   stats(): ReaderThreadStats {
+    if (this.closed) return { live: 0, idle: 0, blocked: 0, started: 0, lost: 0, maxThreads: 0 };
     this.b.stats(this.handle, this.u64);
     const [live, idle, blocked, started, lost, maxThreads] = [...this.u64].map(Number) as [number, number, number, number, number, number];
     return { live, idle, blocked, started, lost, maxThreads };
@@ -164,6 +175,7 @@ export class ReaderThreads {
 
   /** Tests: one idle thread dies as if it had crashed. */
   killIdleThreadForTest(): boolean {
+    if (this.closed) return false;
     return asInt(this.b.testKillIdle(this.handle), 'mfr_test_kill_idle') === 0;
   }
 

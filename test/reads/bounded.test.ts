@@ -340,6 +340,35 @@ describe.runIf(native)('a reader thread that dies', () => {
   });
 });
 
+describe.runIf(native)('closing the reader', () => {
+  // A reader closed while a batch ran collected it as crashed from a library that may already have
+  // freed it (node segfaulted on SIGINT in the soft-RoCE guest); nothing reaches the library after close.
+  it('ends a batch still on a thread paused, without collecting it', async () => {
+    const d = tmp();
+    const hung = hungFile(d, 'hung');
+    const r = reader({ readTimeoutMs: 60_000 });
+    const running = r.run([{ group: 'h', program: textOf({ kind: 'read', fd: hung, max: 8 }) }]);
+    await waitFor(() => r.threadStats().live === 1 && r.threadStats().idle === 0);
+    r.close();
+    expect(await running).toEqual([{ kind: 'paused', error: { code: 'EAGAIN', op: 'submit', detail: 'the reader is closed' } }]);
+    expect(r.threadsLost).toBe(0);
+  });
+
+  it('answers for its threads without asking the library once closed', async () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'ok'), '5\n');
+    const r = reader({ maxThreads: 3 });
+    expect(await r.run([{ group: 'p', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) }])).toEqual([{ kind: 'done', value: '5\n' }]);
+    r.close();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the idle thread stops; the library frees the reader
+    expect(r.threadStats()).toEqual({ live: 0, idle: 0, blocked: 0, started: 0, lost: 0, maxThreads: 0 });
+    expect(r.killIdleThreadForTest()).toBe(false);
+    expect(await r.run([{ group: 'p', program: textOf({ kind: 'readFile', path: path.join(d, 'ok'), max: 8 }) }])).toEqual([
+      { kind: 'paused', error: { code: 'EAGAIN', op: 'submit', detail: 'the reader is closed' } },
+    ]);
+  });
+});
+
 describe('without the native library', () => {
   it('runs the same programs directly and says why', async () => {
     const d = tmp();
