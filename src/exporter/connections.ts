@@ -3,7 +3,7 @@
  * connection, and how much of each port's traffic the connections account for. Read from the
  * ConnectionMonitor in the exporter state; absent when connections are off or unreadable.
  */
-import { type Connection, QP_UP_STATE, directionOf } from '../model/connections.js';
+import { type Connection, connectionUp, directionOf } from '../model/connections.js';
 import type { ConnectionMonitor } from '../sources/restrack/monitor.js';
 import { bindingVerdicts } from '../sources/restrack/mismatch.js';
 import type { Labels, Sample } from './exposition.js';
@@ -273,8 +273,8 @@ export const CONNECTION_FAMILIES: readonly Family[] = [
       labels: { ...labels, direction: directionOf(c), qp_type: c.obs.qpType, ...ownerLabels(state.connections, c) },
       value: 1,
     })) },
-  { name: 'connection_up', help: 'Whether the connection\'s QP is in RTS (1); 0 in any other state, or once it vanished (kept for a while).', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
-    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.present && c.obs.state === QP_UP_STATE ? 1 : 0 })) },
+  { name: 'connection_up', help: 'Whether the connection works (1): its QP is in RTS, or in RTR (it receives; a QP that only receives never needs RTS); 0 in any other state, or once it vanished (kept for a while).', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
+    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: connectionUp(c) ? 1 : 0 })) },
   { name: 'connection_state', help: 'The connection\'s QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR); 1 for the current one.', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid', 'state'], changes: 'tick', read: (_v, state) =>
     present(state).map(({ c, labels }) => ({ labels: { ...labels, state: c.obs.state }, value: 1 })) },
   { name: 'connection_sent_packets_total', help: 'Packets the connection sent, from its sq_psn (24-bit, counted modulo 2^24 from the highest seen; from first sight).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>

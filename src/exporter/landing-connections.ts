@@ -4,7 +4,7 @@
  * second measured from PSNs beside the flow's prediction; plus why flows may be missing (no
  * ptrace access to maps, unreadable tables).
  */
-import { type Connection, directionOf } from '../model/connections.js';
+import { type Connection, directionOf, qpStateUp } from '../model/connections.js';
 import { formatDecimal } from '../input/units.js';
 import { type Column, NONE, cell, esc, table } from './html.js';
 import type { ExporterState } from './view.js';
@@ -39,7 +39,7 @@ const COLUMNS: readonly Column<Row>[] = [
   } },
   { header: 'port', cell: ({ c }) => cell(esc(`${c.obs.device}/${c.obs.port}`)) },
   { header: 'local → peer', cell: ({ c }) => cell(`${esc(c.obs.local)} → ${c.obs.peer ? esc(c.obs.peer) : NONE}<br><small>${esc(c.obs.qpType)} QP ${esc(c.obs.qpn)}${directionOf(c) ? ` · ${esc(directionOf(c))}` : ''}</small>`) },
-  { header: 'state', cell: ({ c }) => (c.present ? cell(esc(c.obs.state), c.obs.state === 'RTS' ? 'ok' : 'bad') : cell('gone', 'bad')) },
+  { header: 'state', cell: ({ c }) => (c.present ? cell(esc(c.obs.state), qpStateUp(c.obs.state) ? 'ok' : 'bad') : cell('gone', 'bad')) },
   { header: 'measured vs predicted', title: 'packets per second from the PSNs over the last connections interval, and the flow\'s prediction', cell: (row) => {
     const { measured, predicted } = measuredAndPredicted(row);
     return cell(`${pps(measured)}<br><small>predicted ${pps(predicted)}</small>`);

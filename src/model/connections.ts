@@ -87,7 +87,20 @@ export function directionOf(c: Connection): Direction {
   return tx && rx ? 'both' : tx ? 'tx' : rx ? 'rx' : '';
 }
 
-export const QP_UP_STATE = 'RTS';
+/**
+ * QP states in which a connection works (IBA vol. 1, 10.3.1 and 11.2.4.2 modify QP): RTS sends
+ * and receives; RTR receives (its responder answers requests and sends their ACKs) but posts no
+ * request of its own: a QP that only receives never needs RTS (perftest's server stays in RTR).
+ * RESET and INIT are not connected yet, SQD (draining), SQE (send queue error) and ERR are not
+ * working as set up; a QP gone from the tables is down. docs/connections.md says the same.
+ */
+const QP_UP_STATES: ReadonlySet<string> = new Set(['RTR', 'RTS']);
+
+/** Whether a QP in `state` is up (connection_up 1, the landing page's `ok`). */
+export const qpStateUp = (state: string): boolean => QP_UP_STATES.has(state);
+
+/** Whether the connection is up: in the tables, in a working state. */
+export const connectionUp = (c: Pick<Connection, 'present' | 'obs'>): boolean => c.present && qpStateUp(c.obs.state);
 
 /** `qpn:33`: the local side of a QP without cm_id. */
 export const qpnLocal = (qpn: number): string => `qpn:${qpn}`;
