@@ -26,7 +26,7 @@ import { type PortLinks, checkConnectionsGap } from './connections-gap.js';
 import { PAUSE, type Steps, pausing, runSteps, runStepsAsync, step } from './steps.js';
 import { parseDataRate, parseDuration, durationMs, UnitError } from '../input/units.js';
 import { readProviders } from './providers.js';
-import { type BoundDomainConfig, type Config, type DomainConfig, EXPECTS, type MetricsConfig, type Expect, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
+import { type BoundDomainConfig, CONNECTION_SERIES, type Config, type ConnectionSeries, type DomainConfig, EXPECTS, type MetricsConfig, type Expect, type FlowBinding, type PortConfig, bindingKey, portKey } from './types.js';
 import type { Direction } from '../ports.js';
 
 const TOP_KEYS = ['sampling', 'drift', 'headroom', 'metrics', 'providers', 'ports', 'flows', 'domains', 'connections'] as const;
@@ -42,6 +42,13 @@ export const DEFAULTS = { intervalMs: 1000, windowMs: 10_000, driftTolerance: 0.
  * read (deploy/prometheus/rules/alerts.yml: wire; deploy/grafana/dashboard.json: wire, l2, payload).
  */
 export const DEFAULT_FLOW_LAYERS: readonly Layer[] = ['payload', 'l2', 'wire'];
+/** metrics.connection_series: a host with 10,000 QPs adds one series set per flow's connections, not 7 per QP. */
+const DEFAULT_CONNECTION_SERIES: ConnectionSeries = 'flow';
+/**
+ * connections.qp_queries_per_second (docs/connections.md, "What it costs"): a device of up to
+ * 1,000 QPs is read every second; one with more, further apart, within its PSN limit.
+ */
+const DEFAULT_QP_QUERIES_PER_SECOND = 1000;
 
 /** RDMA device names as the kernel allows them (IB_DEVICE_NAME_MAX 64) and nothing that walks paths. */
 const DEVICE_NAME = /^[A-Za-z0-9_.:-]{1,63}$/;
@@ -114,7 +121,7 @@ function* readConfigSteps(file: string, src: SourceText, flowFiles: FlowFiles, o
 }
 
 function emptyConfig(file: string): Config {
-  return { file, sampling: { intervalMs: DEFAULTS.intervalMs, windowMs: DEFAULTS.windowMs }, connections: { enabled: true, intervalMs: DEFAULTS.intervalMs }, headroom: DEFAULTS.headroom, driftTolerance: DEFAULTS.driftTolerance, metrics: { flowLayers: DEFAULT_FLOW_LAYERS }, providers: new ProfileRegistry(), ports: [], flows: [], domains: [] };
+  return { file, sampling: { intervalMs: DEFAULTS.intervalMs, windowMs: DEFAULTS.windowMs }, connections: { enabled: true, intervalMs: DEFAULTS.intervalMs, qpQueriesPerSecond: DEFAULT_QP_QUERIES_PER_SECOND }, headroom: DEFAULTS.headroom, driftTolerance: DEFAULTS.driftTolerance, metrics: { flowLayers: DEFAULT_FLOW_LAYERS, connectionSeries: DEFAULT_CONNECTION_SERIES }, providers: new ProfileRegistry(), ports: [], flows: [], domains: [] };
 }
 
 /** Bindings between pauses. */
@@ -187,9 +194,10 @@ function readSampling(root: Fields): Config['sampling'] {
 
 function readMetrics(root: Fields): MetricsConfig {
   const m = root.object('metrics', false);
-  m?.rejectUnknown(['flow_layers']);
+  m?.rejectUnknown(['flow_layers', 'connection_series']);
+  const connectionSeries = m?.oneOf('connection_series', CONNECTION_SERIES, false) ?? DEFAULT_CONNECTION_SERIES;
   const items = m?.list('flow_layers', false);
-  if (!m || !items) return { flowLayers: DEFAULT_FLOW_LAYERS };
+  if (!m || !items) return { flowLayers: DEFAULT_FLOW_LAYERS, connectionSeries };
   const kept = new Set<Layer>();
   for (const item of items) {
     const v = m.valueOf(item.node);
@@ -198,15 +206,16 @@ function readMetrics(root: Fields): MetricsConfig {
     else if (kept.has(v as Layer)) problem(`layer "${v}" is listed twice`);
     else kept.add(v as Layer);
   }
-  return { flowLayers: LAYERS.filter((l) => kept.has(l)) };
+  return { flowLayers: LAYERS.filter((l) => kept.has(l)), connectionSeries };
 }
 
 function readConnections(root: Fields, sampling: Config['sampling']): Config['connections'] {
   const c = root.object('connections', false);
-  c?.rejectUnknown(['enabled', 'interval']);
+  c?.rejectUnknown(['enabled', 'interval', 'qp_queries_per_second']);
   const intervalMs = duration(c, 'interval') ?? sampling.intervalMs;
   if (c && intervalMs < 100) c.report('interval', `interval ${intervalMs} ms is below the 100 ms minimum`);
-  return { enabled: c?.boolean('enabled') ?? true, intervalMs };
+  const qpQueriesPerSecond = c?.integer('qp_queries_per_second', { required: false, min: 1 }) ?? DEFAULT_QP_QUERIES_PER_SECOND;
+  return { enabled: c?.boolean('enabled') ?? true, intervalMs, qpQueriesPerSecond };
 }
 
 function duration(f: Fields | undefined, key: string): number | undefined {

@@ -93,12 +93,25 @@ interface ConnectionsConfig {
   readonly enabled: boolean;
   /** Between reads of every device's QP and cm_id dumps; default: the sampling interval. */
   readonly intervalMs: number;
+  /**
+   * QPs a device whose driver pays a firmware command per QP (mlx5) is asked for per second: a
+   * device with more QPs is read further apart (sources/restrack/pacing.ts).
+   */
+  readonly qpQueriesPerSecond: number;
 }
+
+/**
+ * What the connection series stand for (docs/configuration.md, "Series budget"): one per QP, one
+ * per flow's connections (connections carrying no flow: per process), or one per process.
+ */
+export type ConnectionSeries = 'qp' | 'flow' | 'process';
+export const CONNECTION_SERIES: readonly ConnectionSeries[] = ['qp', 'flow', 'process'];
 
 /** What the exposition keeps (docs/configuration.md, "Series budget"). */
 export interface MetricsConfig {
   /** Layers of flow_predicted_bytes_per_second exported, in LAYERS order; may be empty. */
   readonly flowLayers: readonly Layer[];
+  readonly connectionSeries: ConnectionSeries;
 }
 
 export interface Config {

@@ -3,7 +3,8 @@
  * connection, and how much of each port's traffic the connections account for. Read from the
  * ConnectionMonitor in the exporter state; absent when connections are off or unreadable.
  */
-import { type Connection, connectionUp, directionOf } from '../model/connections.js';
+import { type Connection, type DeviceReads, connectionUp, directionOf } from '../model/connections.js';
+import type { ConnectionGroup } from '../model/connection-groups.js';
 import type { ConnectionMonitor } from '../sources/restrack/monitor.js';
 import { bindingVerdicts } from '../sources/restrack/mismatch.js';
 import type { Labels, Sample } from './exposition.js';
@@ -43,7 +44,29 @@ function connectionSeries(monitor: ConnectionMonitor | undefined): Series[] {
   return all.map((s) => (counts.get(text(s))! > 1 ? { c: s.c, labels: { ...s.labels, local: `${s.labels.local}#qpn:${s.c.obs.qpn}` } } : s));
 }
 
-const present = (state: ExporterState): Series[] => connectionSeries(state.connections).filter((s) => s.c.present);
+const present = (state: ExporterState): Series[] => perQp(state).filter((s) => s.c.present);
+
+/** The per-connection series: with metrics.connection_series `qp` only (else the groups stand for them). */
+function perQp(state: ExporterState): Series[] {
+  return state.config.metrics.connectionSeries === 'qp' ? connectionSeries(state.connections) : [];
+}
+
+/** The connection groups' series (metrics.connection_series `flow` or `process`). */
+function groupSeries(state: ExporterState, value: (g: ConnectionGroup) => number): Sample[] {
+  if (state.config.metrics.connectionSeries === 'qp') return [];
+  return (state.connections?.groups() ?? []).map((g) => ({
+    labels: { device: g.labels.device, port: String(g.labels.port), direction: g.labels.direction, flow_id: g.labels.flowId, pid: g.labels.pid, process: g.labels.process },
+    value: value(g),
+  }));
+}
+
+/** Per device read so far, one value of its DeviceReads. */
+function perDevice(state: ExporterState, value: (d: DeviceReads) => number | undefined): Sample[] {
+  return [...(state.connections?.tracker.devices() ?? [])].flatMap(([device, d]) => {
+    const v = value(d);
+    return v === undefined ? [] : [{ labels: { device }, value: v }];
+  });
+}
 
 /**
  * Per port and direction: the packets its connections moved / the packets its counters counted,
@@ -52,11 +75,12 @@ const present = (state: ExporterState): Series[] => connectionSeries(state.conne
  */
 function coverage(state: ExporterState): Sample[] {
   const m = state.connections;
-  const span = m?.sameTickWindow.span();
-  if (!m || !span) return [];
+  if (!m) return [];
   const out: Sample[] = [];
   for (const [k, cs] of groupBy(m.connections(), (c) => portKey(c.obs))) {
     const { device, port } = cs[0]!.obs;
+    const span = m.span(device);
+    if (!span) continue;
     for (const direction of ['tx', 'rx'] as const) {
       const counted = portDelta(span.oldest, span.newest, k, direction);
       if (counted === undefined || counted <= 0) continue;
@@ -75,28 +99,31 @@ function coverage(state: ExporterState): Sample[] {
  */
 function packetsPerGrain(state: ExporterState): Sample[] {
   const m = state.connections;
-  const span = m?.sameTickWindow.span();
-  if (!m || !span || !state.domains) return [];
+  if (!m || !state.domains) return [];
   const moved = new Map<string, { flowId: string; device: string; port: number; direction: 'tx' | 'rx'; packets: number }>();
   for (const c of m.connections()) {
     const carried = m.ownerOf(c.key)?.carried;
     const direction = windowDirection(c);
-    if (carried === undefined || direction === undefined || m.psnLiveOf(c.obs.device, c.obs.port) === 0) continue;
+    const span = m.span(c.obs.device);
+    if (carried === undefined || direction === undefined || !span || m.psnLiveOf(c.obs.device, c.obs.port) === 0) continue;
     const d = connectionDelta(span.oldest, span.newest, c.key, direction);
     if (d === undefined) continue;
     const k = key(c.obs.device, c.obs.port, direction, carried.flowId);
     const had = moved.get(k);
     moved.set(k, { flowId: carried.flowId, device: c.obs.device, port: c.obs.port, direction, packets: (had?.packets ?? 0) + d });
   }
+  const byFlow = groupBy([...moved.values()], (f) => f.flowId);
   const durations = new Map(state.planner.allBindings().map((b) => [b.flow.id, b.grainDuration]));
   const out: Sample[] = [];
   for (const { domain, flow } of state.domains.flows()) {
-    const heads = headDelta(span.oldest, span.newest, domain, flow.id);
-    if (heads === undefined || heads <= 0 || flow.def === undefined) continue;
-    // measureFlow is linear in its rate: a headIndex advance gives the grains of that advance.
-    const grains = measureFlow(flow.def, durations.get(flow.id) ?? flow.audioBatch, heads).grainsPerSecond;
-    for (const f of moved.values()) {
-      if (f.flowId !== flow.id) continue;
+    if (flow.def === undefined) continue;
+    for (const f of byFlow.get(flow.id) ?? []) {
+      // The grains over the same two ticks as the packets: those of the connections' device's window.
+      const span = m.span(f.device)!;
+      const heads = headDelta(span.oldest, span.newest, domain, flow.id);
+      if (heads === undefined || heads <= 0) continue;
+      // measureFlow is linear in its rate: a headIndex advance gives the grains of that advance.
+      const grains = measureFlow(flow.def, durations.get(flow.id) ?? flow.audioBatch, heads).grainsPerSecond;
       out.push({ labels: { flow_id: f.flowId, domain, device: f.device, port: String(f.port), direction: f.direction }, value: f.packets / grains });
     }
   }
@@ -274,17 +301,17 @@ export const CONNECTION_FAMILIES: readonly Family[] = [
       value: 1,
     })) },
   { name: 'connection_up', help: 'Whether the connection works (1): its QP is in RTS, or in RTR (it receives; a QP that only receives never needs RTS); 0 in any other state, or once it vanished (kept for a while).', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
-    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: connectionUp(c) ? 1 : 0 })) },
+    perQp(state).map(({ c, labels }) => ({ labels, value: connectionUp(c) ? 1 : 0 })) },
   { name: 'connection_state', help: 'The connection\'s QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR); 1 for the current one.', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid', 'state'], changes: 'tick', read: (_v, state) =>
     present(state).map(({ c, labels }) => ({ labels: { ...labels, state: c.obs.state }, value: 1 })) },
   { name: 'connection_sent_packets_total', help: 'Packets the connection sent, from its sq_psn (24-bit, counted modulo 2^24 from the highest seen; from first sight).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
-    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.sent.packets })) },
+    perQp(state).map(({ c, labels }) => ({ labels, value: c.sent.packets })) },
   { name: 'connection_received_packets_total', help: 'Packets the connection received, from its rq_psn (RC/UC QPs only).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
-    connectionSeries(state.connections).flatMap(({ c, labels }) => (c.received ? [{ labels, value: c.received.packets }] : [])) },
+    perQp(state).flatMap(({ c, labels }) => (c.received ? [{ labels, value: c.received.packets }] : [])) },
   { name: 'connection_psn_rewinds_total', help: 'Reads that found a PSN (send or receive) behind the highest seen: retries, counted, never negative traffic.', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
-    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.sent.rewinds + (c.received?.rewinds ?? 0) })) },
+    perQp(state).map(({ c, labels }) => ({ labels, value: c.sent.rewinds + (c.received?.rewinds ?? 0) })) },
   { name: 'connection_restarts_total', help: 'Times the connection came back with a new QP number under the same identity (an endpoint restart).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
-    connectionSeries(state.connections).map(({ c, labels }) => ({ labels, value: c.restarts })) },
+    perQp(state).map(({ c, labels }) => ({ labels, value: c.restarts })) },
   { name: 'process_measured_packets_per_second', help: 'Packets per second of a process\'s RDMA connections that no flow could be paired with (several flows, several connections one way), from their PSNs.', type: 'gauge', labels: ['pid', 'process', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     processRates(state).flatMap((p) => (p.measured === undefined ? [] : [{ labels: p.labels, value: p.measured }])) },
   { name: 'process_predicted_packets_per_second', help: 'Sum of the predicted packets per second of the flows such a process maps and no connection carries, where they are bound on the port and direction of its connections.', type: 'gauge', labels: ['pid', 'process', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
@@ -297,8 +324,24 @@ export const CONNECTION_FAMILIES: readonly Family[] = [
     coverage(state) },
   { name: 'flow_connection_packets_per_grain', help: 'Packets the connections carrying a flow moved (PSNs) per grain the domain counted (headIndex; audio: per batch), both between the same two ticks over the sampling window.', type: 'gauge', labels: ['flow_id', 'domain', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     packetsPerGrain(state) },
+  { name: 'connection_group_connections', help: 'Connections of a group (metrics.connection_series flow: a flow\'s connections on a port and direction, or a process\'s carrying no flow; process: a process\'s) in the kernel\'s tables now.', type: 'gauge', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+    groupSeries(state, (g) => g.connections) },
+  { name: 'connection_group_up', help: 'Of a group\'s connections, those that work (QP in RTS, or RTR: it receives); 0 with connections that left RTS or vanished (kept for a while).', type: 'gauge', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+    groupSeries(state, (g) => g.up) },
+  { name: 'connection_group_sent_packets_total', help: 'Packets a group\'s connections sent while in it, from their sq_psn (24-bit, counted modulo 2^24 from the highest seen).', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+    groupSeries(state, (g) => g.sent) },
+  { name: 'connection_group_received_packets_total', help: 'Packets a group\'s connections received while in it, from their rq_psn (RC/UC QPs only).', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+    groupSeries(state, (g) => g.received) },
+  { name: 'connection_group_psn_rewinds_total', help: 'Reads that found a PSN of one of a group\'s connections behind the highest seen: retries, counted, never negative traffic.', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+    groupSeries(state, (g) => g.rewinds) },
+  { name: 'connection_group_restarts_total', help: 'Times a connection of the group came back with a new QP number under the same identity (an endpoint restart).', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+    groupSeries(state, (g) => g.restarts) },
   { name: 'connections_late_reads_total', help: 'Reads of the device\'s connection tables that came too late for the PSNs (further apart than its fastest port can send 2^23 packets in, at its link rate and MTU): nothing is counted from them.', type: 'counter', labels: ['device'], changes: 'tick', read: (_v, state) =>
-    [...(state.connections?.tracker.devices() ?? [])].map(([device, d]) => ({ labels: { device }, value: d.lateReads })) },
+    perDevice(state, (d) => d.lateReads) },
+  { name: 'connections_read_interval_seconds', help: 'How far apart the device\'s connection tables are read: connections.interval, stretched on a driver that answers each QP with a firmware command (mlx5) to keep within connections.qp_queries_per_second, never past its fastest port\'s PSN wrap limit.', type: 'gauge', labels: ['device'], changes: 'tick', read: (_v, state) =>
+    perDevice(state, (d) => (d.readIntervalMs === undefined ? undefined : d.readIntervalMs / 1000)) },
+  { name: 'connections_qp_queries_total', help: 'QPs read from the device\'s tables, each one query its driver answered (mlx5: one QUERY_QP firmware command); rate() is QPs read per second.', type: 'counter', labels: ['device'], changes: 'tick', read: (_v, state) =>
+    perDevice(state, (d) => d.qpQueries) },
   { name: 'port_connection_psn_live', help: 'Whether the port\'s connections\' PSNs move with traffic (1), or stand still while the port counts packets (0: irdma); absent until known.', type: 'gauge', labels: ['device', 'port'], changes: 'tick', read: (_v, state) =>
     psnLive(state) },
 ];

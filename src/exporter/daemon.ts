@@ -30,6 +30,7 @@ import { type Pin, pinsOf } from '../sources/restrack/assign.js';
 import { RestrackSource, type TransportOpen, openRestrackSocket } from '../sources/restrack/source.js';
 import { connectionsGapProblem, portReadLimit } from '../config/connections-gap.js';
 import type { ReadLimit } from '../model/connections.js';
+import type { ReadPacing } from '../sources/restrack/pacing.js';
 
 export interface DaemonOptions {
   readonly configFile: string;
@@ -334,11 +335,15 @@ export class Daemon {
       if (pinned?.config !== this.config) pinned = { config: this.config, pins: pinsOf(this.config) };
       return pinned.pins;
     };
-    this.connections = new ConnectionMonitor(new RestrackSource(open), this.opts.log, undefined, {
+    const pacing = (): ReadPacing => ({
+      samplingIntervalMs: this.config.sampling.intervalMs, connectionsIntervalMs: this.config.connections.intervalMs, qpQueriesPerSecond: this.config.connections.qpQueriesPerSecond,
+    });
+    this.connections = new ConnectionMonitor(new RestrackSource(open, undefined, this.opts.sysfsRoot), this.opts.log, undefined, {
       domainPaths: () => this.config.domains.map((d) => d.path),
       pins,
+      series: () => this.config.metrics.connectionSeries,
       ...(this.opts.procRoot ? { procRoot: this.opts.procRoot } : {}),
-    });
+    }, pacing);
     await this.ticking.tickConnections(afterPorts);
   }
 

@@ -4,7 +4,7 @@
  * second measured from PSNs beside the flow's prediction; plus why flows may be missing (no
  * ptrace access to maps, unreadable tables).
  */
-import { type Connection, directionOf, qpStateUp } from '../model/connections.js';
+import { type Connection, connectionUp, directionOf, qpStateUp } from '../model/connections.js';
 import { formatDecimal } from '../input/units.js';
 import { type Column, NONE, cell, esc, table } from './html.js';
 import type { ExporterState } from './view.js';
@@ -60,10 +60,26 @@ export function connectionsSection(state: ExporterState): string {
   if (unbound.length > 0) {
     notes.push(`Flows in bind: auto domains that no connection carries yet: ${unbound.map((u) => u.flowId).join(', ')} (their state and grains are still measured).`);
   }
-  const rows = m.connections().map((c) => ({ c, state }));
+  const all = m.connections();
+  const listed = shownConnections(all, (c) => m.ownerOf(c.key)?.carried !== undefined);
+  if (listed.length < all.length) {
+    notes.push(`${all.length - listed.length} of ${all.length} connections are not shown here: those carrying a flow and those down come first. ` +
+      'The metrics count every one (connection_group_*), and `mxl-fabric-exporter connections` lists them all.');
+  }
+  const rows = listed.map((c) => ({ c, state }));
   // Unread tables say nothing about connections: the note says why, no "none is tracked" beside it.
   const shown = rows.length === 0 && s.error ? '' : table('connections', COLUMNS, rows, 'No RDMA connection is tracked by the kernel.');
   return `<h2>Connections</h2>
 ${notes.map((n) => `<p class="note">${esc(n)}</p>`).join('\n')}
 ${shown}`;
+}
+
+/** The most rows the page lists: a host with thousands of QPs gets a page, not megabytes. */
+const LANDING_CONNECTIONS = 1000;
+
+/** Up to LANDING_CONNECTIONS: those carrying a flow, then those down, then the rest, each in the tables' order. */
+function shownConnections(all: readonly Connection[], carries: (c: Connection) => boolean): Connection[] {
+  if (all.length <= LANDING_CONNECTIONS) return [...all];
+  const rank = (c: Connection): number => (carries(c) ? 0 : !connectionUp(c) ? 1 : 2);
+  return all.map((c, i) => ({ c, i, r: rank(c) })).sort((a, b) => a.r - b.r || a.i - b.i).slice(0, LANDING_CONNECTIONS).map((x) => x.c);
 }

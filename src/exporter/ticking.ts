@@ -13,7 +13,6 @@ import type { BoundedReads } from '../reads/bounded.js';
 import type { DomainMonitor } from '../domain/monitor.js';
 import type { ConnectionMonitor } from '../sources/restrack/monitor.js';
 import type { ReadLimit } from '../model/connections.js';
-import { connectionsDue } from '../model/connections-schedule.js';
 import { SerialQueue } from '../serial.js';
 import { portTotals } from './connections.js';
 
@@ -42,9 +41,6 @@ export class Ticking {
   private assumptionsTimer: NodeJS.Timeout | undefined;
   private readonly domainTicks = new SerialQueue();
   private readonly connectionsTicks = new SerialQueue();
-  /** When the connections were last read (monotonic ms). */
-  private connectionsReadMs: number | undefined;
-
   constructor(private readonly parts: TickParts) {}
 
   /** (Re)starts the sampling timer on the config's interval. */
@@ -82,10 +78,12 @@ export class Ticking {
     await this.tickConnections(ports !== undefined && domains !== undefined);
   }
 
+  /**
+   * model/connections-schedule.ts: on the sampling ticks, each device at least `connections.interval`
+   * apart, further on a device whose QPs outrun `connections.qp_queries_per_second` (restrack/pacing.ts).
+   */
   private connectionsDue(): boolean {
-    const c = this.parts.config();
-    const last = this.connectionsReadMs;
-    return connectionsDue({ samplingIntervalMs: c.sampling.intervalMs, connectionsIntervalMs: c.connections.intervalMs }, last === undefined ? undefined : this.nowMs() - last);
+    return this.parts.connections()?.due(this.nowMs(), this.parts.readLimit()) ?? false;
   }
 
   private nowMs(): number {
@@ -111,7 +109,6 @@ export class Ticking {
     return this.connectionsTicks.run(async () => {
       if (this.parts.connections() !== monitor) return;
       const nowMs = this.nowMs();
-      this.connectionsReadMs = nowMs;
       const sampler = this.parts.sampler();
       const domains = this.parts.domains();
       const sameTick = afterPorts ? () => ({ ports: portTotals(sampler), heads: domains?.headJobs() ?? [], windowMs: this.parts.config().sampling.windowMs }) : undefined;

@@ -15,7 +15,6 @@
  * Pure: the caller says which devices were read and when.
  */
 import { type PsnCount, psnAdvance, psnBaseline, psnRebase } from './psn.js';
-import { key as compositeKey } from '../keys.js';
 
 export interface ConnectionObservation {
   /** The identity (see above), as one string. */
@@ -73,6 +72,28 @@ export interface Connection {
 export interface DeviceReads {
   /** Reads that came too late for the PSNs (psn.ts psnReadLimitMs): no packets were counted from them. */
   readonly lateReads: number;
+  /** QPs its dumps held, summed over its reads: each one query the driver answered (mlx5: a QUERY_QP firmware command). */
+  readonly qpQueries: number;
+  /** How far apart its reads come on time (connections-schedule.ts deviceReadInterval), once scheduled. */
+  readonly readIntervalMs: number | undefined;
+  /** Its budget of QP queries asks for reads further apart than the PSN limit allows: read at the limit instead. */
+  readonly overBudget: boolean;
+}
+
+/** What one read cost a device and how it is paced, for DeviceReads. */
+export interface DeviceReadCost {
+  /** QPs its QP dump held (the kernel's own QPs included: each is queried too). */
+  readonly qpQueries: number;
+  readonly readIntervalMs: number | undefined;
+  readonly overBudget: boolean;
+}
+
+/** Which devices a read covered besides those it read in full. */
+export interface ReadScope {
+  /** Devices not due at this read (their schedule): their connections keep their state and window. */
+  readonly skipped?: ReadonlySet<string>;
+  /** Per device read in full: what its read cost. */
+  readonly costs?: ReadonlyMap<string, DeviceReadCost>;
 }
 
 /** The longest a port's PSNs may go unread (psn.ts psnReadLimitMs); undefined: unknown, no limit. */
@@ -105,7 +126,8 @@ export const connectionUp = (c: Pick<Connection, 'present' | 'obs'>): boolean =>
 /** `qpn:33`: the local side of a QP without cm_id. */
 export const qpnLocal = (qpn: number): string => `qpn:${qpn}`;
 
-const hasAddresses = (o: Pick<ConnectionObservation, 'local' | 'qpn'>): boolean => o.local !== qpnLocal(o.qpn);
+/** Whether `local` is an address (from a cm_id), not qpnLocal()'s stand-in; no string made per QP. */
+const hasAddresses = (o: Pick<ConnectionObservation, 'local'>): boolean => !o.local.startsWith('qpn:');
 
 /** The identity as one string (ConnectionObservation.key). */
 export function identityKey(o: Pick<ConnectionObservation, 'device' | 'port' | 'qpn' | 'local' | 'peer' | 'pid' | 'kernName'>): string {
@@ -128,6 +150,8 @@ function sameQpAgain(prev: ConnectionObservation, next: ConnectionObservation): 
   const addressed = hasAddresses(next);
   if (addressed && hasAddresses(prev) && (next.local !== prev.local || next.peer !== prev.peer)) return undefined;
   if (remoteKnown(next.rqpn) && remoteKnown(prev.rqpn) && next.rqpn !== prev.rqpn) return undefined;
+  // The common case, read after read: the kernel still says everything; `next` as it is (its key too).
+  if (named && (addressed || !hasAddresses(prev)) && (remoteKnown(next.rqpn) || !remoteKnown(prev.rqpn))) return next;
   const kept: ConnectionObservation = {
     ...next,
     pid: named ? next.pid : prev.pid,
@@ -138,12 +162,12 @@ function sameQpAgain(prev: ConnectionObservation, next: ConnectionObservation): 
   return { ...kept, key: identityKey(kept) };
 }
 
-const qpKey = (device: string, qpn: number): string => compositeKey(device, qpn);
 const twinKey = (o: ConnectionObservation): string => `${o.key} qpn:${o.qpn}`;
 
 export class ConnectionTracker {
   private readonly byKey = new Map<string, Connection>();
-  private readonly keyOfQp = new Map<string, string>();
+  /** Per device, per QP number: the key of the connection that QP is (no string made per QP per read). */
+  private readonly keyOfQp = new Map<string, Map<number, string>>();
   private readonly byDevice = new Map<string, DeviceReads>();
 
   /** `retainMs`: how long a vanished connection's counts are kept for its return (a restart). */
@@ -154,34 +178,56 @@ export class ConnectionTracker {
    * Connections of other devices keep their state (their read failed) but lose their window.
    * A connection last read longer ago than `limit` allows for its port counts nothing from this
    * read (its PSNs are a new baseline) and makes this a late read of its device: those devices
-   * are returned.
+   * are returned. `scope`: devices this read skipped by schedule (their connections keep their
+   * windows: nothing failed), and what each device read cost (DeviceReads).
    */
-  update(devices: readonly string[], observations: readonly ConnectionObservation[], nowMs: number, limit?: ReadLimit): ReadonlySet<string> {
-    const read = new Set(devices);
-    const seen = new Set<string>();
-    const late = new Set<string>();
-    const fresh: ConnectionObservation[] = [];
-    // The same QPs first, so that a new QP meets its identity only once the old QP is known gone.
-    for (const o of observations) {
-      const held = this.heldQp(o);
-      const again = held === undefined ? undefined : sameQpAgain(held.obs, o);
-      if (held !== undefined && again !== undefined) {
-        const ms = limit?.(o.device, o.port);
-        const tooLate = ms !== undefined && nowMs - held.lastSeenMs >= ms;
-        if (tooLate) late.add(o.device);
-        seen.add(this.again(held, again, o.pid === undefined && again.pid !== undefined, tooLate, nowMs));
-      } else {
-        // A number reused between two dumps: the QP that had it was destroyed.
-        if (held !== undefined) this.vanish(held);
-        fresh.push(o);
-      }
+  update(devices: readonly string[], observations: readonly ConnectionObservation[], nowMs: number, limit?: ReadLimit, scope: ReadScope = {}): ReadonlySet<string> {
+    const u = this.begin(devices, nowMs, limit, scope);
+    u.feed(observations);
+    const finish = u.finish(() => false);
+    let step = finish.next();
+    while (!step.done) step = finish.next();
+    return step.value;
+  }
+
+  /**
+   * update() in parts, for reads of tens of thousands of QPs done beside the event loop: feed()
+   * the observations in as many chunks as wanted, then run finish(), which yields whenever
+   * `pause()` says a slice of time is over. The result is update()'s.
+   */
+  begin(devices: readonly string[], nowMs: number, limit?: ReadLimit, scope: ReadScope = {}): TrackerUpdate {
+    return new TrackerUpdate(this, devices, nowMs, limit, scope);
+  }
+
+  /** TrackerUpdate.feed(): the same QPs first, so that a new QP meets its identity only once the old QP is known gone. */
+  feedOne(u: UpdateState, o: ConnectionObservation): void {
+    const held = this.heldQp(o);
+    const again = held === undefined ? undefined : sameQpAgain(held.obs, o);
+    if (held !== undefined && again !== undefined) {
+      const ms = u.limit?.(o.device, o.port);
+      const tooLate = ms !== undefined && u.nowMs - held.lastSeenMs >= ms;
+      if (tooLate) u.late.add(o.device);
+      if (again === o && !tooLate && held.present && o.key === held.key) u.seen.add(this.readAgain(held, o, u.nowMs));
+      else u.seen.add(this.again(held, again, o.pid === undefined && again.pid !== undefined, tooLate, u.nowMs));
+    } else {
+      // A number reused between two dumps: the QP that had it was destroyed.
+      if (held !== undefined) this.vanish(held);
+      u.fresh.push(o);
     }
-    for (const o of fresh) seen.add(this.meet(o, nowMs, seen));
+  }
+
+  /** TrackerUpdate.finish()'s part for one new QP. */
+  meetOne(u: UpdateState, o: ConnectionObservation): void {
+    u.seen.add(this.meet(o, u.nowMs, u.seen));
+  }
+
+  /** TrackerUpdate.finish()'s last part: what the read did not meet, and each device's reads. */
+  settle(u: UpdateState, devices: readonly string[]): ReadonlySet<string> {
     for (const [key, c] of this.byKey) {
-      if (seen.has(key)) continue;
-      if (!read.has(c.obs.device)) {
-        if (c.window !== undefined) this.byKey.set(key, { ...c, window: undefined });
-      } else if (nowMs - c.lastSeenMs > this.retainMs) {
+      if (u.seen.has(key)) continue;
+      if (!u.read.has(c.obs.device)) {
+        if (c.window !== undefined && !u.scope.skipped?.has(c.obs.device)) (c as Mutable<Connection>).window = undefined;
+      } else if (u.nowMs - c.lastSeenMs > this.retainMs) {
         this.byKey.delete(key);
         this.releaseQp(c);
       } else if (c.present) {
@@ -189,23 +235,62 @@ export class ConnectionTracker {
         this.vanish(c);
       }
     }
-    for (const d of devices) this.byDevice.set(d, { lateReads: (this.byDevice.get(d)?.lateReads ?? 0) + (late.has(d) ? 1 : 0) });
-    return late;
+    for (const d of devices) {
+      const had = this.byDevice.get(d);
+      const cost = u.scope.costs?.get(d);
+      this.byDevice.set(d, {
+        lateReads: (had?.lateReads ?? 0) + (u.late.has(d) ? 1 : 0),
+        qpQueries: (had?.qpQueries ?? 0) + (cost?.qpQueries ?? 0),
+        readIntervalMs: cost?.readIntervalMs ?? had?.readIntervalMs,
+        overBudget: cost?.overBudget ?? had?.overBudget ?? false,
+      });
+    }
+    return u.late;
   }
 
   private heldQp(o: ConnectionObservation): Connection | undefined {
-    const key = this.keyOfQp.get(qpKey(o.device, o.qpn));
+    const key = this.keyOfQp.get(o.device)?.get(o.qpn);
     return key === undefined ? undefined : this.byKey.get(key);
   }
 
   private releaseQp(c: Connection): void {
-    const k = qpKey(c.obs.device, c.obs.qpn);
-    if (this.keyOfQp.get(k) === c.key) this.keyOfQp.delete(k);
+    const qps = this.keyOfQp.get(c.obs.device);
+    if (qps?.get(c.obs.qpn) === c.key) qps.delete(c.obs.qpn);
   }
 
   private vanish(c: Connection): void {
     this.releaseQp(c);
-    this.byKey.set(c.key, { ...c, present: false, window: undefined });
+    const m = c as Mutable<Connection>;
+    m.present = false;
+    m.window = undefined;
+  }
+
+  /**
+   * The common case of again(), read after read: the same QP of a present connection, read in
+   * time, that the kernel describes as before (sameQpAgain() gave `o` itself). Its counts and
+   * observation are updated in place: thousands of QPs read every second leave no garbage that
+   * lives to the next read (what outlives V8's young generation costs a full collection).
+   */
+  private readAgain(c: Mutable<Connection>, o: ConnectionObservation, nowMs: number): string {
+    const sent0 = c.sent.packets;
+    const received0 = c.received?.packets ?? 0;
+    const sent = psnAdvance(c.sent, o.sqPsn);
+    if (sent !== c.sent) Object.assign(c.sent, sent);
+    if (o.rqPsn !== undefined) {
+      const received = c.received ? psnAdvance(c.received, o.rqPsn) : psnBaseline(o.rqPsn);
+      if (c.received === undefined) c.received = received;
+      else if (received !== c.received) Object.assign(c.received, received);
+    }
+    const window: Mutable<ConnectionWindow> | undefined = c.window;
+    const sentNow = c.sent.packets - sent0;
+    const receivedNow = (c.received?.packets ?? 0) - received0;
+    if (window === undefined) c.window = { sent: sentNow, received: receivedNow, ms: nowMs - c.lastSeenMs };
+    else [window.sent, window.received, window.ms] = [sentNow, receivedNow, nowMs - c.lastSeenMs];
+    const obs = c.obs as Mutable<ConnectionObservation>;
+    [obs.sqPsn, obs.rqPsn, obs.rqpn, obs.state, obs.cmState] = [o.sqPsn, o.rqPsn, o.rqpn, o.state, o.cmState];
+    c.pidKept = false;
+    c.lastSeenMs = nowMs;
+    return c.key;
   }
 
   /** The same QP read again; `late`: read too long after the last time to count its packets. */
@@ -242,8 +327,12 @@ export class ConnectionTracker {
   }
 
   private set(key: string, obs: ConnectionObservation, c: Pick<Connection, 'sent' | 'received' | 'restarts' | 'window' | 'pidKept' | 'twinQpn'>, nowMs: number): void {
-    this.byKey.set(key, { key, obs, ...c, present: true, lastSeenMs: nowMs });
-    this.keyOfQp.set(qpKey(obs.device, obs.qpn), key);
+    this.byKey.set(key, {
+      key, obs, sent: c.sent, received: c.received, restarts: c.restarts, present: true, lastSeenMs: nowMs, window: c.window, pidKept: c.pidKept, twinQpn: c.twinQpn,
+    });
+    let qps = this.keyOfQp.get(obs.device);
+    if (qps === undefined) this.keyOfQp.set(obs.device, (qps = new Map<number, string>()));
+    qps.set(obs.qpn, key);
   }
 
   /** Every connection known, present or recently gone, in first-seen order. */
@@ -256,6 +345,46 @@ export class ConnectionTracker {
     return this.byDevice;
   }
 }
+
+/** What one update of the tracker carries from its first part to its last. */
+interface UpdateState {
+  readonly read: ReadonlySet<string>;
+  readonly seen: Set<string>;
+  readonly late: Set<string>;
+  readonly fresh: ConnectionObservation[];
+  readonly nowMs: number;
+  readonly limit: ReadLimit | undefined;
+  readonly scope: ReadScope;
+}
+
+/** One update of a ConnectionTracker in parts (ConnectionTracker.begin). */
+export class TrackerUpdate {
+  private readonly state: UpdateState;
+  private result: ReadonlySet<string> | undefined;
+
+  constructor(private readonly tracker: ConnectionTracker, private readonly devices: readonly string[], nowMs: number, limit: ReadLimit | undefined, scope: ReadScope) {
+    this.state = { read: new Set(devices), seen: new Set(), late: new Set(), fresh: [], nowMs, limit, scope };
+  }
+
+  feed(observations: readonly ConnectionObservation[]): void {
+    for (const o of observations) this.tracker.feedOne(this.state, o);
+  }
+
+  /** The new QPs met, then the rest; yields when `pause()` says so; the devices read late. */
+  *finish(pause: () => boolean): Generator<void, ReadonlySet<string>> {
+    if (this.result !== undefined) return this.result;
+    const fresh = this.state.fresh;
+    for (let i = 0; i < fresh.length; i++) {
+      this.tracker.meetOne(this.state, fresh[i]!);
+      if (pause()) yield;
+    }
+    fresh.length = 0;
+    return (this.result = this.tracker.settle(this.state, this.devices));
+  }
+}
+
+/** The tracker's own records are updated in place (readAgain); what it hands out is readonly. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function rqBaseline(o: ConnectionObservation): PsnCount | undefined {
   return o.rqPsn === undefined ? undefined : psnBaseline(o.rqPsn);

@@ -6,12 +6,12 @@ const problems = (text: string): string[] => configProblems('c.yaml', text);
 
 describe('connections config', () => {
   it('is on by default, read on the sampling interval', () => {
-    expect(parseConfig('c.yaml', 'ports: []\n').connections).toEqual({ enabled: true, intervalMs: 1000 });
-    expect(parseConfig('c.yaml', 'sampling: { interval: 2s, window: 10s }\n').connections).toEqual({ enabled: true, intervalMs: 2000 });
+    expect(parseConfig('c.yaml', 'ports: []\n').connections).toEqual({ enabled: true, intervalMs: 1000, qpQueriesPerSecond: 1000 });
+    expect(parseConfig('c.yaml', 'sampling: { interval: 2s, window: 10s }\n').connections).toEqual({ enabled: true, intervalMs: 2000, qpQueriesPerSecond: 1000 });
   });
 
   it('takes enabled and its own interval', () => {
-    expect(parseConfig('c.yaml', 'connections: { enabled: false, interval: 5s }\n').connections).toEqual({ enabled: false, intervalMs: 5000 });
+    expect(parseConfig('c.yaml', 'connections: { enabled: false, interval: 5s }\n').connections).toEqual({ enabled: false, intervalMs: 5000, qpQueriesPerSecond: 1000 });
   });
 
   it('refuses unknown keys, intervals below 100 ms and non-booleans', () => {
@@ -92,5 +92,23 @@ describe('the packaged default config (config/default.yaml)', () => {
     expect(c.flows).toEqual([]);
     expect(c.domains.map((d) => [d.path, d.bind, d.device, d.direction])).toEqual([['/dev/shm/mxl', 'auto', undefined, undefined]]);
     expect(c.connections.enabled).toBe(true);
+  });
+});
+
+describe('connections.qp_queries_per_second and metrics.connection_series (issue 35)', () => {
+  it('default to 1,000 QP queries a second per device and one series set per flow\'s connections', () => {
+    const c = parseConfig('c.yaml', 'ports: []\n');
+    expect(c.connections.qpQueriesPerSecond).toBe(1000);
+    expect(c.metrics.connectionSeries).toBe('flow');
+  });
+
+  it('take a whole number of queries from 1 and qp, flow or process', () => {
+    const c = parseConfig('c.yaml', 'connections: { qp_queries_per_second: 5000 }\nmetrics: { connection_series: qp }\n');
+    expect(c.connections.qpQueriesPerSecond).toBe(5000);
+    expect(c.metrics.connectionSeries).toBe('qp');
+    expect(parseConfig('c.yaml', 'metrics: { connection_series: process, flow_layers: [wire] }\n').metrics).toEqual({ flowLayers: ['wire'], connectionSeries: 'process' });
+    expect(problems('connections: { qp_queries_per_second: 0 }\n').join('\n')).toMatch(/c\.yaml:1:39: connections\.qp_queries_per_second: 0 is out of range 1\.\.inf/);
+    expect(problems('connections: { qp_queries_per_second: 2.5 }\n').join('\n')).toMatch(/connections\.qp_queries_per_second: expected a whole number/);
+    expect(problems('metrics: { connection_series: qps }\n').join('\n')).toMatch(/c\.yaml:1:31: metrics\.connection_series: "qps" is not one of "qp", "flow", "process"/);
   });
 });

@@ -15,12 +15,12 @@ afterEach(async () => {
   run = undefined;
 });
 
-const start = async (): Promise<Running> =>
-  (run = await startDaemon('rxe_6_1', 'sampling: { interval: 1s, window: 4s }\n', undefined, () => ({ restrack: () => ({ ok: true, transport: recordedKernel('guest-perftest') }) })));
+const start = async (metrics: string): Promise<Running> =>
+  (run = await startDaemon('rxe_6_1', `${metrics}sampling: { interval: 1s, window: 4s }\n`, undefined, () => ({ restrack: () => ({ ok: true, transport: recordedKernel('guest-perftest') }) })));
 
 describe('a responder in RTR, as recorded in the guest', () => {
   it('is up: connection_up 1 for each of perftest\'s 256 server QPs in RTR, and the landing page says ok', async () => {
-    await start();
+    await start('metrics: { connection_series: qp }\n');
     await run!.tick(1);
     const m = await run!.scrape();
     const rtr = [...series(m, 'mxl_fabric_connection_state', { state: 'RTR' }).keys()];
@@ -32,5 +32,15 @@ describe('a responder in RTR, as recorded in the guest', () => {
     const page = await (await fetch(`${run!.base}/`)).text();
     expect(page.match(/<td class="bad">RTR<\/td>/g)).toBeNull();
     expect(page.match(/<td class="ok">RTR<\/td>/g)).toHaveLength(256);
+  });
+
+  it('counts them up in their process\'s group at the default series budget', async () => {
+    await start('');
+    await run!.tick(1);
+    const m = await run!.scrape();
+    const sum = (x: Map<string, number>): number => [...x.values()].reduce((a, b) => a + b, 0);
+    expect(sum(series(m, 'mxl_fabric_connection_group_up', { device: 'rxe1', pid: '321' }))).toBe(256);
+    expect(sum(series(m, 'mxl_fabric_connection_group_connections'))).toBe(514);
+    expect(sum(series(m, 'mxl_fabric_connection_group_up'))).toBe(514);
   });
 });

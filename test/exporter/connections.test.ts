@@ -16,6 +16,8 @@ const VIDEO = {
   tags: { 'urn:x-nmos:tag:grouphint/v1.0': ['Camera 2:Video'] }, media_type: 'video/v210',
   grain_rate: { numerator: 25 }, frame_width: 1920, frame_height: 1080, interlace_mode: 'progressive',
 };
+/** The per-connection series these tests read (metrics.connection_series: qp; the default counts groups). */
+const PER_QP = 'metrics: { connection_series: qp }\n';
 /** The model's packets per second for VIDEO on rxe0 (rxe_6_1: IB MTU 4096). */
 const PREDICTED = 33_750;
 
@@ -48,7 +50,7 @@ async function start(pin?: string, direction: 'tx' | 'rx' = 'tx'): Promise<{ ker
     { lqpn: 35, src: ['10.99.0.1', 48132], dst: ['10.99.0.3', 1313], pid: 205 },
   ]);
   const config = `
-sampling: { interval: 1s, window: 4s }
+${PER_QP}sampling: { interval: 1s, window: 4s }
 ports:
   - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
 domains:
@@ -75,7 +77,7 @@ async function startAuto(sampling = '{ interval: 1s, window: 4s }', timer: { man
   const kernel = new FakeRestrackKernel();
   kernel.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 100, rqPsn: 1, rqpn: 33, pid: 202 }], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }]);
   const config = `
-sampling: ${sampling}
+${PER_QP}sampling: ${sampling}
 domains:
   - { path: ${domain}, bind: auto, provider: rdma_rocev2 }
 `;
@@ -292,7 +294,7 @@ describe('a process compared as a whole', () => {
     ]);
     const where = bind === 'auto' ? 'bind: auto' : 'device: rxe0, direction: tx';
     const config = `
-sampling: { interval: 1s, window: 4s }
+${PER_QP}sampling: { interval: 1s, window: 4s }
 ports:
   - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
 domains:
@@ -380,7 +382,7 @@ describe('two live QPs of one identity (issue 33)', () => {
     const kernel = new FakeRestrackKernel();
     const cm = (lqpn: number) => ({ lqpn, src: ['10.99.0.1', 48130] as [string, number], dst: ['10.99.0.2', 1312] as [string, number], pid: 202 });
     kernel.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 100, rqpn: 33, pid: 202 }, { lqpn: 34, sqPsn: 500, rqpn: 34, pid: 202 }], [cm(33), cm(34)]);
-    run = await startDaemon('rxe_6_1', 'sampling: { interval: 1s, window: 4s }\n', undefined, () => ({ restrack: () => ({ ok: true, transport: kernel.transport() }) }));
+    run = await startDaemon('rxe_6_1', `${PER_QP}sampling: { interval: 1s, window: 4s }\n`, undefined, () => ({ restrack: () => ({ ok: true, transport: kernel.transport() }) }));
     const sent = async (): Promise<[string, number][]> => [...series(await run!.scrape(), 'mxl_fabric_connection_sent_packets_total')];
     kernel.qps.get('rxe0')![1]!.sqPsn += 40;
     await run.tick(1);

@@ -164,53 +164,13 @@ flows:
       await run.tick(1);
     },
   },
-  {
-    // RDMA connections from restrack (an in-memory kernel): an MXL-like sender with a cm_id whose
-    // sq_psn moves as sent_pkts does (coverage 1), a QP without cm_id receiving, one in ERR.
-    // The sender's process (a /proc fixture) maps the domain's video flow: the connection carries
-    // it, measured at exactly its predicted packets per second (drift 0).
-    name: 'rxe_connections',
-    fixture: 'rxe_6_1',
-    config: ({ domain }) => {
-      connectionsDomain = domain;
-      return `
-sampling: { interval: 1s, window: 4s }
-ports:
-  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
-flows: []
-domains:
-  - { path: ${domain}, device: rxe0, direction: tx }
-`;
-    },
-    options: () => {
-      proc = ProcFixture.create();
-      proc.add({
-        pid: 202, comm: 'mxl-fabrics-dem', startTicks: 4242n, cgroup: `0::/system.slice/docker-${'c'.repeat(64)}.scope\n`,
-        maps: `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `${connectionsDomain}/${VIDEO_FLOW.id}.mxl-flow/grains/data.0`, inode: 12 })}\n`,
-      });
-      restrack = new FakeRestrackKernel();
-      restrack.device(3, 'rxe0', [
-        { lqpn: 1, sqPsn: 2, type: 1 },
-        { lqpn: 33, sqPsn: 16_777_200, rqPsn: 500, rqpn: 33, pid: 202 },
-        { lqpn: 40, sqPsn: 7, rqPsn: 1000, rqpn: 41, pid: 300 },
-        { lqpn: 50, sqPsn: 9, rqPsn: 9, rqpn: 51, pid: 301, state: 6 },
-      ], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }]);
-      const k = restrack;
-      return { restrack: () => ({ ok: true, transport: k.transport() }), procRoot: proc.root };
-    },
-    drive: async (run) => {
-      let pkts = 200n;
-      for (let i = 0; i < 3; i++) {
-        pkts += BigInt(VIDEO_PACKETS_PER_SECOND);
-        run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
-        run.fx.setCounter('rxe0', 1, 'hw_counters', 'rcvd_pkts', 100n + 30n * BigInt(i + 1));
-        const qps = restrack!.qps.get('rxe0')!;
-        qps[1]!.sqPsn = (qps[1]!.sqPsn + VIDEO_PACKETS_PER_SECOND) % 2 ** 24; // wraps past 2^24 on the first tick
-        qps[2]!.rqPsn = qps[2]!.rqPsn! + 30;
-        await run.tick(1);
-      }
-    },
-  },
+  // RDMA connections from restrack (an in-memory kernel): an MXL-like sender with a cm_id whose
+  // sq_psn moves as sent_pkts does (coverage 1), a QP without cm_id receiving, one in ERR, one in RTR.
+  // The sender's process (a /proc fixture) maps the domain's video flow: the connection carries
+  // it, measured at exactly its predicted packets per second (drift 0). One series set per QP
+  // (metrics.connection_series: qp), and per group at the default (flow; issue 35).
+  connectionsCase('rxe_connections', 'metrics: { connection_series: qp }\n'),
+  connectionsCase('rxe_connection_groups', ''),
   {
     // No RDMA at all: predictions only; plus a flow found in an MXL domain.
     name: 'no_rdma_domain',
@@ -273,3 +233,52 @@ describe('golden exposition', () => {
     });
   }
 });
+
+/** The restrack golden case (see its uses) with `metrics` at the top of its config. */
+function connectionsCase(name: string, metrics: string): Scenario {
+  return {
+    name,
+    fixture: 'rxe_6_1',
+    config: ({ domain }) => {
+      connectionsDomain = domain;
+      return `${metrics}sampling: { interval: 1s, window: 4s }
+ports:
+  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
+flows: []
+domains:
+  - { path: ${domain}, device: rxe0, direction: tx }
+`;
+    },
+    options: () => {
+      proc = ProcFixture.create();
+      proc.add({
+        pid: 202, comm: 'mxl-fabrics-dem', startTicks: 4242n, cgroup: `0::/system.slice/docker-${'c'.repeat(64)}.scope\n`,
+        maps: `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `${connectionsDomain}/${VIDEO_FLOW.id}.mxl-flow/grains/data.0`, inode: 12 })}\n`,
+      });
+      restrack = new FakeRestrackKernel();
+      restrack.device(3, 'rxe0', [
+        { lqpn: 1, sqPsn: 2, type: 1 },
+        { lqpn: 33, sqPsn: 16_777_200, rqPsn: 500, rqpn: 33, pid: 202 },
+        { lqpn: 40, sqPsn: 7, rqPsn: 1000, rqpn: 41, pid: 300 },
+        { lqpn: 50, sqPsn: 9, rqPsn: 9, rqpn: 51, pid: 301, state: 6 },
+        // a responder in RTR (perftest's server without -R never moves to RTS): it receives, it is up
+        { lqpn: 60, sqPsn: 3, rqPsn: 70, rqpn: 61, pid: 300, state: 2 },
+      ], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }]);
+      const k = restrack;
+      return { restrack: () => ({ ok: true, transport: k.transport() }), procRoot: proc.root };
+    },
+    drive: async (run) => {
+      let pkts = 200n;
+      for (let i = 0; i < 3; i++) {
+        pkts += BigInt(VIDEO_PACKETS_PER_SECOND);
+        run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
+        run.fx.setCounter('rxe0', 1, 'hw_counters', 'rcvd_pkts', 100n + 30n * BigInt(i + 1));
+        const qps = restrack!.qps.get('rxe0')!;
+        qps[1]!.sqPsn = (qps[1]!.sqPsn + VIDEO_PACKETS_PER_SECOND) % 2 ** 24; // wraps past 2^24 on the first tick
+        qps[2]!.rqPsn = qps[2]!.rqPsn! + 30;
+        qps[4]!.rqPsn = qps[4]!.rqPsn! + 5;
+        await run.tick(1);
+      }
+    },
+  };
+}

@@ -7,6 +7,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { startDaemon, stopDaemons, type Running } from './harness.js';
 import { addFlow, commit, makeDomain } from '../domain/mxl-domain.mjs';
+import { FakeRestrackKernel } from '../sources/restrack/fake-kernel.js';
 
 const FLOWS = ['v210_1080p2997.json', 'data_60.json', 'audio_2ch_48k.json'];
 const config = (metrics: string, provider: string) => `
@@ -107,3 +108,42 @@ domains:
  * (port_stat_total and port_stat_up each, port_stat_saturated for the 13 32-bit PMA ones).
  */
 const PER_PORT_MLX5 = 197;
+
+describe('series budget of connections (metrics.connection_series, issue 35)', () => {
+  /** Connection series (per QP, per group) with `qps` RC QPs that send, from two processes (no flow), at `setting`. */
+  async function connectionSeries(setting: string, qps: number): Promise<Record<string, number>> {
+    const kernel = new FakeRestrackKernel();
+    kernel.device(3, 'rxe0', Array.from({ length: qps }, (_, i) => ({ lqpn: 100 + i, sqPsn: 1000, rqPsn: 1, rqpn: 500 + i, pid: 300 + (i % 2) })));
+    run = await startDaemon('rxe_6_1', `metrics: { connection_series: ${setting} }\nsampling: { interval: 1s, window: 4s }\n`, undefined,
+      () => ({ restrack: () => ({ ok: true, transport: kernel.transport() }) }));
+    await run.tick(1);
+    for (const q of kernel.qps.get('rxe0')!) q.sqPsn += 10;
+    await run.tick(1);
+    const out: Record<string, number> = {};
+    for (const s of (await run.scrape()).keys()) {
+      const name = s.slice(0, s.indexOf('{')).replace(/^mxl_fabric_/, '');
+      if (/^connection(s|_group)?_/.test(name)) out[name] = (out[name] ?? 0) + 1;
+    }
+    await stopDaemons();
+    return out;
+  }
+
+  it('qp: 7 series per RC QP; flow and process: 6 per group, none per QP', async () => {
+    const perDevice = { connections_late_reads_total: 1, connections_read_interval_seconds: 1, connections_qp_queries_total: 1 };
+    const perQp = (n: number) => ({
+      connection_info: n, connection_up: n, connection_state: n, connection_sent_packets_total: n, connection_received_packets_total: n,
+      connection_psn_rewinds_total: n, connection_restarts_total: n, ...perDevice,
+    });
+    expect(await connectionSeries('qp', 40)).toEqual(perQp(40));
+    expect(await connectionSeries('qp', 80)).toEqual(perQp(80));
+    // Two processes' connections, all sending on rxe0/1 and carrying no flow: two groups.
+    const groups = {
+      connection_group_connections: 2, connection_group_up: 2, connection_group_sent_packets_total: 2, connection_group_received_packets_total: 2,
+      connection_group_psn_rewinds_total: 2, connection_group_restarts_total: 2, ...perDevice,
+    };
+    for (const setting of ['flow', 'process']) {
+      expect(await connectionSeries(setting, 40)).toEqual(groups);
+      expect(await connectionSeries(setting, 80)).toEqual(groups);
+    }
+  });
+});

@@ -17,6 +17,7 @@ import { defaultReadTimeoutMs } from '../../src/sampler/sampler.js';
 
 const timeout = defaultReadTimeoutMs(1000);
 const CONFIG = `
+metrics: { connection_series: qp }
 sampling: { interval: 1s, window: 4s }
 ports:
   - { device: rxe0, port: 1, mtu: auto, capacity: auto }

@@ -175,7 +175,7 @@ describe('a read later than the PSN wrap allows (issue 33)', () => {
     expect(only(t)).toMatchObject({ sent: { packets: 1000, rewinds: 0, highest: wrapped }, window: undefined });
     t.update(['rxe0'], [obs({ sqPsn: wrapped + 30 })], 3500, limit);
     expect(only(t)).toMatchObject({ sent: { packets: 1030 }, window: { sent: 30, ms: 1000 } });
-    expect(t.devices()).toEqual(new Map([['rxe0', { lateReads: 1 }]]));
+    expect(t.devices()).toEqual(new Map([['rxe0', { lateReads: 1, qpQueries: 0, readIntervalMs: undefined, overBudget: false }]]));
   });
 
   it('counts a device whose dump failed until too late as late when it reads again', () => {
@@ -185,6 +185,32 @@ describe('a read later than the PSN wrap allows (issue 33)', () => {
     t.update([], [], 1000, limit);
     t.update(['rxe0'], [obs({ sqPsn: 200 })], 2000, limit);
     expect(only(t)).toMatchObject({ sent: { packets: 0 }, window: undefined });
-    expect(t.devices().get('rxe0')).toEqual({ lateReads: 1 });
+    expect(t.devices().get('rxe0')).toMatchObject({ lateReads: 1 });
+  });
+});
+
+describe('devices read at their own interval (issue 35)', () => {
+  it('keeps the windows of a device this read skipped by schedule; a failed one loses them', () => {
+    const t = new ConnectionTracker();
+    const a = (sqPsn: number) => obs({ sqPsn });
+    const b = (sqPsn: number) => obs({ key: 'mlx5_0/1 10.99.0.1:48131 > 10.99.0.2:1312 pid 202', device: 'mlx5_0', qpn: 40, sqPsn });
+    t.update(['rxe0', 'mlx5_0'], [a(100), b(100)], 0);
+    t.update(['rxe0', 'mlx5_0'], [a(200), b(300)], 1000);
+    // mlx5_0 not due at 2000: rxe0 read alone, mlx5_0's window stands.
+    t.update(['rxe0'], [a(250)], 2000, undefined, { skipped: new Set(['mlx5_0']) });
+    const byDevice = (d: string) => t.connections().find((c) => c.obs.device === d)!;
+    expect(byDevice('mlx5_0')).toMatchObject({ present: true, window: { sent: 200, ms: 1000 } });
+    expect(byDevice('rxe0')).toMatchObject({ window: { sent: 50, ms: 1000 } });
+    // Not read and not skipped: its read failed.
+    t.update(['rxe0'], [a(300)], 3000);
+    expect(byDevice('mlx5_0').window).toBeUndefined();
+  });
+
+  it('sums the QP queries of each device\'s reads and keeps the interval it is read at', () => {
+    const t = new ConnectionTracker();
+    const cost = (qpQueries: number, readIntervalMs: number, overBudget = false) => ({ qpQueries, readIntervalMs, overBudget });
+    t.update(['mlx5_0'], [obs({ device: 'mlx5_0', sqPsn: 1 })], 0, undefined, { costs: new Map([['mlx5_0', cost(1501, 2000)]]) });
+    t.update(['mlx5_0'], [obs({ device: 'mlx5_0', sqPsn: 2 })], 2000, undefined, { costs: new Map([['mlx5_0', cost(10_001, 2000, true)]]) });
+    expect(t.devices().get('mlx5_0')).toEqual({ lateReads: 0, qpQueries: 11_502, readIntervalMs: 2000, overBudget: true });
   });
 });

@@ -50,6 +50,8 @@ export interface NlAttr {
   readonly payload: Uint8Array;
 }
 
+const UTF8 = new TextDecoder();
+
 function align4(n: number): number {
   return (n + 3) & ~3;
 }
@@ -173,14 +175,6 @@ export function attrAsU32(a: NlAttr): number {
   return view(a.payload).getUint32(0, LE);
 }
 
-/** u8 attribute (nla_put_u8: one byte, padded to 4 on the wire). */
-export function attrAsU8(a: NlAttr): number {
-  if (a.payload.length !== 1) {
-    throw new NetlinkDecodeError(`attribute ${a.type}: expected 1-byte u8, got ${a.payload.length}`, 0);
-  }
-  return a.payload[0]!;
-}
-
 export function attrU8(type: number, value: number): Uint8Array {
   return encodeAttr(type, Uint8Array.of(value));
 }
@@ -196,8 +190,47 @@ export function attrAsU64(a: NlAttr): bigint {
 export function attrAsString(a: NlAttr): string {
   const nul = a.payload.indexOf(0);
   const bytes = nul >= 0 ? a.payload.subarray(0, nul) : a.payload;
-  return new TextDecoder().decode(bytes);
+  return UTF8.decode(bytes);
 }
+
+/**
+ * Walks the attributes of `dv` in [from, to) without an object per attribute (the restrack dumps
+ * hold some twenty per QP): `visit(type, at, len)` gets each one's type (flags masked) and its
+ * payload's offset and length. Throws where decodeAttrs() would.
+ */
+export function scanAttrs(dv: DataView, from: number, to: number, visit: (type: number, at: number, len: number) => void): void {
+  let at = from;
+  while (at + NLA_HDRLEN <= to) {
+    const len = dv.getUint16(at, LE);
+    if (len < NLA_HDRLEN || at + len > to) {
+      throw new NetlinkDecodeError(`bad nla_len ${len} in ${to - from}-byte attribute block`, at - from);
+    }
+    visit(dv.getUint16(at + 2, LE) & NLA_TYPE_MASK, at + NLA_HDRLEN, len - NLA_HDRLEN);
+    at += align4(len);
+  }
+}
+
+/** A u32 attribute's payload at `at` (scanAttrs), checked as attrAsU32() checks. */
+export function u32At(dv: DataView, type: number, at: number, len: number): number {
+  if (len !== 4) throw new NetlinkDecodeError(`attribute ${type}: expected 4-byte u32, got ${len}`, 0);
+  return dv.getUint32(at, LE);
+}
+
+/** A u8 attribute's payload at `at` (scanAttrs: nla_put_u8, one byte padded to 4 on the wire). */
+export function u8At(dv: DataView, type: number, at: number, len: number): number {
+  if (len !== 1) throw new NetlinkDecodeError(`attribute ${type}: expected 1-byte u8, got ${len}`, 0);
+  return dv.getUint8(at);
+}
+
+/** A string attribute's payload at `at` (scanAttrs), up to its first NUL. */
+export function stringAt(dv: DataView, at: number, len: number): string {
+  const bytes = new Uint8Array(dv.buffer, dv.byteOffset + at, len);
+  const nul = bytes.indexOf(0);
+  return UTF8.decode(nul >= 0 ? bytes.subarray(0, nul) : bytes);
+}
+
+/** A message payload's view (one per message, for scanAttrs). */
+export const payloadView = (m: NlMessage): DataView => view(m.payload);
 
 export function findAttr(attrs: readonly NlAttr[], type: number): NlAttr | undefined {
   return attrs.find((a) => a.type === type);

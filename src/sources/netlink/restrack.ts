@@ -53,15 +53,14 @@ import {
 } from './constants.js';
 import {
   NetlinkDecodeError,
-  type NlAttr,
   type NlMessage,
-  attrAsString,
-  attrAsU32,
-  attrAsU8,
   attrU32,
-  decodeAttrs,
   encodeMessage,
-  findAttr,
+  payloadView,
+  scanAttrs,
+  stringAt,
+  u32At,
+  u8At,
 } from './codec.js';
 
 export type RestrackCommand = typeof RDMA_NLDEV_CMD_RES_QP_GET | typeof RDMA_NLDEV_CMD_RES_CM_ID_GET;
@@ -137,62 +136,81 @@ export interface ResDump<T> {
   readonly entries: readonly T[];
 }
 
-function required(attrs: readonly NlAttr[], type: number, what: string): NlAttr {
-  const a = findAttr(attrs, type);
-  if (a === undefined) throw new NetlinkDecodeError(`restrack entry lacks ${what} (attribute ${type})`, 0);
-  return a;
+function lacks<T>(v: T | undefined, what: string, type: number): T {
+  if (v === undefined) throw new NetlinkDecodeError(`restrack entry lacks ${what} (attribute ${type})`, 0);
+  return v;
 }
 
-function optU32(attrs: readonly NlAttr[], type: number): number | undefined {
-  const a = findAttr(attrs, type);
-  return a === undefined ? undefined : attrAsU32(a);
-}
-
-function optU8(attrs: readonly NlAttr[], type: number): number | undefined {
-  const a = findAttr(attrs, type);
-  return a === undefined ? undefined : attrAsU8(a);
-}
-
-function optString(attrs: readonly NlAttr[], type: number): string | undefined {
-  const a = findAttr(attrs, type);
-  return a === undefined ? undefined : attrAsString(a);
-}
-
-function decodeQpEntry(entry: NlAttr): QpEntry {
-  const f = decodeAttrs(entry.payload);
+/**
+ * One QP entry's fields, scanned in place (scanAttrs: no object per attribute; a dump holds some
+ * twenty attributes per QP, read on every dump of thousands of QPs).
+ */
+function decodeQpEntry(dv: DataView, from: number, to: number): QpEntry {
+  let port: number | undefined, lqpn: number | undefined, rqpn: number | undefined, rqPsn: number | undefined, sqPsn: number | undefined;
+  let type: number | undefined, state: number | undefined, pathMigState: number | undefined, pdn: number | undefined, pid: number | undefined;
+  let kernName: string | undefined;
+  scanAttrs(dv, from, to, (t, at, len) => {
+    switch (t) {
+      case RDMA_NLDEV_ATTR_PORT_INDEX: port = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_LQPN: lqpn = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_RQPN: rqpn = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_RQ_PSN: rqPsn = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_SQ_PSN: sqPsn = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_TYPE: type = u8At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_STATE: state = u8At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE: pathMigState = u8At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_PDN: pdn = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_PID: pid = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_KERN_NAME: kernName = stringAt(dv, at, len); break;
+    }
+  });
   return {
-    port: optU32(f, RDMA_NLDEV_ATTR_PORT_INDEX),
-    lqpn: attrAsU32(required(f, RDMA_NLDEV_ATTR_RES_LQPN, 'RES_LQPN')),
-    rqpn: optU32(f, RDMA_NLDEV_ATTR_RES_RQPN),
-    rqPsn: optU32(f, RDMA_NLDEV_ATTR_RES_RQ_PSN),
-    sqPsn: attrAsU32(required(f, RDMA_NLDEV_ATTR_RES_SQ_PSN, 'RES_SQ_PSN')),
-    type: attrAsU8(required(f, RDMA_NLDEV_ATTR_RES_TYPE, 'RES_TYPE')),
-    state: attrAsU8(required(f, RDMA_NLDEV_ATTR_RES_STATE, 'RES_STATE')),
-    pathMigState: optU8(f, RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE),
-    pdn: optU32(f, RDMA_NLDEV_ATTR_RES_PDN),
-    pid: optU32(f, RDMA_NLDEV_ATTR_RES_PID),
-    kernName: optString(f, RDMA_NLDEV_ATTR_RES_KERN_NAME),
+    port, lqpn: lacks(lqpn, 'RES_LQPN', RDMA_NLDEV_ATTR_RES_LQPN), rqpn, rqPsn, sqPsn: lacks(sqPsn, 'RES_SQ_PSN', RDMA_NLDEV_ATTR_RES_SQ_PSN),
+    type: lacks(type, 'RES_TYPE', RDMA_NLDEV_ATTR_RES_TYPE), state: lacks(state, 'RES_STATE', RDMA_NLDEV_ATTR_RES_STATE), pathMigState, pdn, pid, kernName,
   };
 }
 
-function decodeCmIdEntry(entry: NlAttr): CmIdEntry {
-  const f = decodeAttrs(entry.payload);
-  const addr = (type: number): SockAddr | undefined => {
-    const a = findAttr(f, type);
-    return a === undefined ? undefined : decodeSockAddr(a.payload);
-  };
+function decodeCmIdEntry(dv: DataView, from: number, to: number): CmIdEntry {
+  let port: number | undefined, lqpn: number | undefined, qpType: number | undefined, ps: number | undefined, state: number | undefined;
+  let src: SockAddr | undefined, dst: SockAddr | undefined, cmIdn: number | undefined, pid: number | undefined, kernName: string | undefined;
+  scanAttrs(dv, from, to, (t, at, len) => {
+    switch (t) {
+      case RDMA_NLDEV_ATTR_PORT_INDEX: port = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_LQPN: lqpn = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_TYPE: qpType = u8At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_PS: ps = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_STATE: state = u8At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_SRC_ADDR: src = sockAddrAt(dv, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_DST_ADDR: dst = sockAddrAt(dv, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_CM_IDN: cmIdn = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_PID: pid = u32At(dv, t, at, len); break;
+      case RDMA_NLDEV_ATTR_RES_KERN_NAME: kernName = stringAt(dv, at, len); break;
+    }
+  });
   return {
-    port: optU32(f, RDMA_NLDEV_ATTR_PORT_INDEX),
-    lqpn: optU32(f, RDMA_NLDEV_ATTR_RES_LQPN),
-    qpType: optU8(f, RDMA_NLDEV_ATTR_RES_TYPE),
-    ps: attrAsU32(required(f, RDMA_NLDEV_ATTR_RES_PS, 'RES_PS')),
-    state: attrAsU8(required(f, RDMA_NLDEV_ATTR_RES_STATE, 'RES_STATE')),
-    src: addr(RDMA_NLDEV_ATTR_RES_SRC_ADDR),
-    dst: addr(RDMA_NLDEV_ATTR_RES_DST_ADDR),
-    cmIdn: optU32(f, RDMA_NLDEV_ATTR_RES_CM_IDN),
-    pid: optU32(f, RDMA_NLDEV_ATTR_RES_PID),
-    kernName: optString(f, RDMA_NLDEV_ATTR_RES_KERN_NAME),
+    port, lqpn, qpType, ps: lacks(ps, 'RES_PS', RDMA_NLDEV_ATTR_RES_PS), state: lacks(state, 'RES_STATE', RDMA_NLDEV_ATTR_RES_STATE), src, dst, cmIdn, pid, kernName,
   };
+}
+
+/**
+ * IPv4 addresses as read before, by address and port: a dump of thousands of cm_ids names the
+ * same few hundred endpoints read after read. Cleared when it grows past its bound.
+ */
+const IPV4_SEEN = new Map<number, SockAddr>();
+const IPV4_SEEN_MAX = 1 << 16;
+
+/** decodeSockAddr() of the payload at `at`, with IPv4 addresses from IPV4_SEEN. */
+function sockAddrAt(dv: DataView, at: number, len: number): SockAddr {
+  if (len >= 8 && dv.getUint16(at, LE) === AF_INET) {
+    const k = dv.getUint32(at + 4, false) * 65536 + dv.getUint16(at + 2, false);
+    const seen = IPV4_SEEN.get(k);
+    if (seen !== undefined) return seen;
+    const a = decodeSockAddr(new Uint8Array(dv.buffer, dv.byteOffset + at, len));
+    if (IPV4_SEEN.size >= IPV4_SEEN_MAX) IPV4_SEEN.clear();
+    IPV4_SEEN.set(k, a);
+    return a;
+  }
+  return decodeSockAddr(new Uint8Array(dv.buffer, dv.byteOffset + at, len));
 }
 
 const LE = endianness() === 'LE';
@@ -218,46 +236,105 @@ export function decodeSockAddr(b: Uint8Array): SockAddr {
   return { family, address: '', port: 0 };
 }
 
+const TEXTS = new WeakMap<SockAddr, string>();
+
 /** `10.99.0.1:48130`, `[fe80::1]:4791`, as `rdma res show cm_id` prints (IPv6 bracketed here). */
 export function sockAddrText(a: SockAddr): string {
-  return a.family === AF_INET ? `${a.address}:${a.port}` : `[${a.address}]:${a.port}`;
+  let t = TEXTS.get(a);
+  if (t === undefined) TEXTS.set(a, (t = a.family === AF_INET ? `${a.address}:${a.port}` : `[${a.address}]:${a.port}`));
+  return t;
 }
 
-function decodeDump<T>(
+/**
+ * A dump's messages decoded one by one; between two, `pause()` may say the caller's slice of time
+ * is up: the generator then yields, and goes on when resumed (a dump of tens of thousands of QPs
+ * is decoded beside the event loop, not in one stall).
+ */
+function* decodeDump<T>(
   messages: readonly NlMessage[],
   cmd: RestrackCommand,
   table: number,
   entry: number,
-  decode: (a: NlAttr) => T,
-): ResDump<T> {
+  decode: (dv: DataView, from: number, to: number) => T,
+  pause: () => boolean,
+  each?: (entries: readonly T[]) => void,
+): Generator<void, ResDump<T>> {
   const want = rdmaNlType(cmd);
   let dev: { index: number; name: string } | undefined;
-  const entries: T[] = [];
+  let entries: T[] = [];
   for (const m of messages) {
     if (m.type !== want) throw new NetlinkDecodeError(`message type ${m.type}, expected ${want}`, 0);
-    const attrs = decodeAttrs(m.payload);
-    const index = attrAsU32(required(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, 'DEV_INDEX'));
-    const name = attrAsString(required(attrs, RDMA_NLDEV_ATTR_DEV_NAME, 'DEV_NAME'));
+    const dv = payloadView(m);
+    let index: number | undefined, name: string | undefined, tableAt: number | undefined, tableLen = 0;
+    scanAttrs(dv, 0, dv.byteLength, (t, at, len) => {
+      if (t === RDMA_NLDEV_ATTR_DEV_INDEX) index = u32At(dv, t, at, len);
+      else if (t === RDMA_NLDEV_ATTR_DEV_NAME) name = stringAt(dv, at, len);
+      else if (t === table && tableAt === undefined) [tableAt, tableLen] = [at, len];
+    });
+    index = lacks(index, 'DEV_INDEX', RDMA_NLDEV_ATTR_DEV_INDEX);
+    name = lacks(name, 'DEV_NAME', RDMA_NLDEV_ATTR_DEV_NAME);
     if (dev !== undefined && (dev.index !== index || dev.name !== name)) {
       throw new NetlinkDecodeError(`dump of ${dev.name} (index ${dev.index}) has a message for ${name} (index ${index})`, 0);
     }
     dev = { index, name };
-    const t = findAttr(attrs, table);
-    if (t === undefined) continue;
-    for (const a of decodeAttrs(t.payload)) if (a.type === entry) entries.push(decode(a));
+    if (tableAt !== undefined) {
+      scanAttrs(dv, tableAt, tableAt + tableLen, (t, at, len) => {
+        if (t === entry) entries.push(decode(dv, at, at + len));
+      });
+    }
+    if (each !== undefined) {
+      each(entries);
+      entries = [];
+    }
+    if (pause()) yield;
   }
   // The kernel cancels a message with no entry (`if (!filled) goto err`): a device without QPs
   // answers NLMSG_DONE alone.
   return { devIndex: dev?.index ?? -1, devName: dev?.name ?? '', entries };
 }
 
+/** A generator run to its end at once. */
+function whole<T>(g: Generator<void, T>): T {
+  let step = g.next();
+  while (!step.done) step = g.next();
+  return step.value;
+}
+
+const never = (): boolean => false;
+
 /** The messages of one RES_QP_GET dump (NLMSG_DONE already taken off by ReplyCollector). */
 export function decodeQpDump(messages: readonly NlMessage[]): ResDump<QpEntry> {
-  return decodeDump(messages, RDMA_NLDEV_CMD_RES_QP_GET, RDMA_NLDEV_ATTR_RES_QP, RDMA_NLDEV_ATTR_RES_QP_ENTRY, decodeQpEntry);
+  return whole(decodeQpDumpSliced(messages, never));
 }
 
 export function decodeCmIdDump(messages: readonly NlMessage[]): ResDump<CmIdEntry> {
-  return decodeDump(
-    messages, RDMA_NLDEV_CMD_RES_CM_ID_GET, RDMA_NLDEV_ATTR_RES_CM_ID, RDMA_NLDEV_ATTR_RES_CM_ID_ENTRY, decodeCmIdEntry,
-  );
+  return whole(decodeCmIdDumpSliced(messages, never));
+}
+
+/**
+ * decodeQpDump() in slices (decodeDump); with `each`, each message's QPs are handed to it as they
+ * are decoded and not kept (a read of tens of thousands holds none of them for long).
+ */
+export function decodeQpDumpSliced(messages: readonly NlMessage[], pause: () => boolean, each?: (entries: readonly QpEntry[]) => void): Generator<void, ResDump<QpEntry>> {
+  return decodeDump(messages, RDMA_NLDEV_CMD_RES_QP_GET, RDMA_NLDEV_ATTR_RES_QP, RDMA_NLDEV_ATTR_RES_QP_ENTRY, decodeQpEntry, pause, each);
+}
+
+/** decodeCmIdDump() in slices (decodeDump). */
+export function decodeCmIdDumpSliced(messages: readonly NlMessage[], pause: () => boolean): Generator<void, ResDump<CmIdEntry>> {
+  return decodeDump(messages, RDMA_NLDEV_CMD_RES_CM_ID_GET, RDMA_NLDEV_ATTR_RES_CM_ID, RDMA_NLDEV_ATTR_RES_CM_ID_ENTRY, decodeCmIdEntry, pause);
+}
+
+/**
+ * The entries a dump's messages hold, counted from the table nests' attribute headers alone
+ * (nothing decoded): a QP dump too large to follow is refused before it costs a decode.
+ */
+export function countEntries(messages: readonly NlMessage[], table: number, entry: number): number {
+  let n = 0;
+  for (const m of messages) {
+    const dv = payloadView(m);
+    scanAttrs(dv, 0, dv.byteLength, (t, at, len) => {
+      if (t === table) scanAttrs(dv, at, at + len, (e) => void (e === entry && n++));
+    });
+  }
+  return n;
 }

@@ -6,6 +6,7 @@
 export {
   DEFAULT_PROC_ROOT,
   mappedFlowsReads,
+  processAgainReads,
   processReads,
   reasonOf,
   sameProcess,

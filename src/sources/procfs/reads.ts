@@ -147,6 +147,19 @@ function* processOf(procRoot: string, pid: number, followThread: boolean): ReadP
 }
 
 /**
+ * A process read before, read again: its `stat` alone while it is the same process (same pid,
+ * same start: its Tgid, command line and cgroup do not change for its life, nor its name as
+ * MXL's processes set it), so that a host's hundreds of processes cost one read each a tick; a
+ * pid that is another process now is read in full (processReads).
+ */
+export function* processAgainReads(procRoot: string, last: ProcessInfo): ReadProgram<ProcessRead> {
+  const stat = yield* procFile(`${procRoot}/${last.pid}/stat`, STAT_ROOM, STAT_ROOM * GROWTH);
+  if (!stat.ok) return failure(reasonOf(stat.status), stat.detail);
+  if (parseStartTicks(stat.bytes.toString('utf8')) === last.startTicks) return { ok: true, process: last };
+  return yield* processReads(procRoot, last.pid);
+}
+
+/**
  * The MXL flows `pid` maps under each domain path (/proc/PID/maps, parseMaps). Reading another
  * user's maps needs ptrace read access (PTRACE_MODE_READ_FSCREDS: same uid, or CAP_SYS_PTRACE;
  * fs/proc/base.c proc_mem_open): without it the answer is 'denied', never an empty list. A

@@ -59,7 +59,12 @@ export function assignFlows(
     const p = processes.get(pid);
     const who = p?.ok ? { process: p.process.comm, container: p.process.container ?? '', podUid: p.process.podUid ?? '' } : { process: '', container: '', podUid: '' };
     const carried = carriedIn(cs, maps.get(pid), pins);
-    for (const c of cs) out.set(c.key, { ...who, carried: carried.get(c.key) });
+    // One owner object for the process's connections that carry nothing (most of thousands).
+    const none: ConnectionOwner = { ...who, carried: undefined };
+    for (const c of cs) {
+      const flow = carried.get(c.key);
+      out.set(c.key, flow === undefined ? none : { ...who, carried: flow });
+    }
   }
   return out;
 }

@@ -7,21 +7,61 @@
  * are read after the dumps, and each connection is given its owner and flow (assign.ts).
  */
 import type { Logger } from '../../log.js';
-import { type Connection, ConnectionTracker, type ReadLimit, directionOf } from '../../model/connections.js';
-import type { Placement } from '../../config/types.js';
+import { type Connection, type ConnectionObservation, ConnectionTracker, type DeviceReadCost, type ReadLimit, directionOf } from '../../model/connections.js';
+import type { ConnectionSeries, Placement } from '../../config/types.js';
+import { type ConnectionGroup, ConnectionGroups, type GroupLabels } from '../../model/connection-groups.js';
 import type { BoundedReads, Job, Outcome, Pending } from '../../reads/bounded.js';
 import { type ReadProgram, runSync } from '../../reads/program.js';
 import { readErrorText } from '../../reads/errors.js';
-import { DEFAULT_PROC_ROOT, type MappedFlowsRead, type ProcessInfo, type ProcessRead, mappedFlowsReads, processReads, sameProcess } from '../procfs/index.js';
+import { DEFAULT_PROC_ROOT, type MappedFlowsRead, type ProcessInfo, type ProcessRead, mappedFlowsReads, processAgainReads, processReads, sameProcess } from '../procfs/index.js';
 import { type ConnectionOwner, type Pin, type ProcessShare, assignFlows, sharedByProcess } from './assign.js';
-import { joinDevice } from './join.js';
-import type { DeviceDump, RestrackRead, RestrackSource } from './source.js';
-import { SameTickWindow, type TickReadings } from '../../model/same-tick.js';
+import { DeviceJoin, IdentityKeys } from './join.js';
+import { decodeCmIdDumpSliced, decodeQpDumpSliced } from '../netlink/restrack.js';
+import { NetlinkDecodeError } from '../netlink/codec.js';
+import { loopTurn } from '../../event-loop.js';
+import type { RestrackRead, RestrackSource } from './source.js';
+import { type Snapshot, SameTickWindow, type TickReadings, TotalSlots, headKey } from '../../model/same-tick.js';
+import { DevicePacing, type ReadPacing } from './pacing.js';
 import { groupBy } from '../../group.js';
 import { key } from '../../keys.js';
 import { portKey } from '../types.js';
 
 const RESTRACK_GROUP = 'restrack';
+
+/** The longest a read's decoding, joining and tracking goes on before the event loop gets a turn. */
+const SLICE_MS = 4;
+/** Observations handed to the tracker between two looks at the time. */
+const FEED_CHUNK = 512;
+/** Connections few enough for one pass over them to take well under a slice. */
+const FEW = 2000;
+
+/** A pause() for one read's work: true once SLICE_MS has gone since the start or the last true. */
+function slicer(): () => boolean {
+  let start = performance.now();
+  return () => {
+    const now = performance.now();
+    if (now - start < SLICE_MS) return false;
+    start = now;
+    return true;
+  };
+}
+
+/** A generator of slices (each yield: the slice is over) as the monitor's rounds: an empty one a turn. */
+function* turns<T>(g: Generator<void, T>): Generator<readonly Job<unknown>[], T, readonly Outcome<unknown>[]> {
+  let step = g.next();
+  while (!step.done) {
+    yield [];
+    step = g.next();
+  }
+  return step.value;
+}
+
+/**
+ * How long a process's maps stand while its connections stay the same: MXL maps a flow when it
+ * sets up the endpoint that carries it (a new QP: read at once); a flow mapped with no connection
+ * change is found within this.
+ */
+const MAPS_REFRESH_MS = 10_000;
 
 /** Port packets in a connections window below which a still PSN says nothing (CM MADs, idle links). */
 const PSN_LIVE_MIN_PACKETS = 1000;
@@ -50,6 +90,8 @@ export interface FlowJoinOptions {
   readonly procRoot?: string;
   /** The reads of one pid (tests: a process whose maps the kernel refuses). */
   readonly processReads?: typeof processAndMaps;
+  /** metrics.connection_series: how the connections are counted in groups (none for `qp`). */
+  readonly series?: () => ConnectionSeries;
 }
 
 export interface ConnectionStatus {
@@ -77,16 +119,59 @@ export class ConnectionMonitor {
   private shares: ProcessShare[] = [];
   private mapsDenied: string | undefined;
   private readonly loggedOnce = new Set<string>();
-  /** Snapshots of the reads that came with the ports' and domains' counts of their tick. */
-  readonly sameTickWindow = new SameTickWindow();
+  /**
+   * Per device, snapshots of its reads that came with the ports' and domains' counts of their tick
+   * (a device is read at its own interval: pacing.ts).
+   */
+  private readonly windows = new Map<string, { readonly window: SameTickWindow; readonly slots: TotalSlots }>();
+  private pacing: { readonly config: ReadPacing; readonly devices: DevicePacing } | undefined;
+  private readonly overBudget = new Set<string>();
+  private readonly grouped = new ConnectionGroups();
+  /** Per pid, its maps as last read, when, with which connections (connectionSignatures) and domain paths. */
+  private readonly mapsRead = new Map<number, { readonly maps: MappedFlowsRead; readonly atMs: number; readonly signature: string | undefined; readonly paths: string }>();
+  /** carriedPlaces() of the owners of the last tick, once asked for. */
+  private places: Map<string, Map<string, Placement>> | undefined;
+  /** Per device, its QPs' identity keys as last joined (join.ts). */
+  private readonly keys = new Map<string, IdentityKeys>();
 
+  /**
+   * `pacing`: the schedule each device is read at (asked at each tick: it follows reloads);
+   * without it every tick reads every device.
+   */
   constructor(
     private readonly source: RestrackSource,
     private readonly log?: Logger,
     retainMs?: number,
     private readonly flows?: FlowJoinOptions,
+    private readonly readPacing?: () => ReadPacing,
   ) {
     this.tracker = new ConnectionTracker(retainMs);
+  }
+
+  /** The oldest and newest snapshot of a device's window (model/same-tick.ts); undefined until two. */
+  span(device: string): { readonly oldest: Snapshot; readonly newest: Snapshot } | undefined {
+    return this.windows.get(device)?.window.span();
+  }
+
+  /** Whether a tick at `nowMs` reads any device (none listed yet: yes). */
+  due(nowMs: number, limit?: ReadLimit): boolean {
+    const listed = this.source.devices();
+    return listed.length === 0 || listed.some((d) => this.isDue(d.name, nowMs, limit));
+  }
+
+  private isDue(device: string, nowMs: number, limit: ReadLimit | undefined): boolean {
+    const d = this.source.devices().find((x) => x.name === device);
+    const p = this.pacingNow();
+    return d === undefined || p === undefined || p.due(d, this.source.driver(device), limit, nowMs);
+  }
+
+  /** The schedule of the config now; a new one (a reload) keeps no device's last read. */
+  private pacingNow(): DevicePacing | undefined {
+    const config = this.readPacing?.();
+    if (config === undefined) return undefined;
+    const had = this.pacing;
+    if (had === undefined || JSON.stringify(had.config) !== JSON.stringify(config)) this.pacing = { config, devices: new DevicePacing(config) };
+    return this.pacing!.devices;
   }
 
   /**
@@ -97,7 +182,8 @@ export class ConnectionMonitor {
   async tick(reader: BoundedReads, nowMs: number, portPackets?: PortPackets, sameTick?: () => SameTickReads, limit?: ReadLimit): Promise<void> {
     const steps = this.steps(nowMs, portPackets, sameTick, limit);
     let step = steps.next();
-    while (!step.done) step = steps.next(await reader.run(step.value));
+    // An empty round is a turn of the event loop between two slices of a large read's work.
+    while (!step.done) step = steps.next(step.value.length === 0 ? (await loopTurn(), []) : await reader.run(step.value));
   }
 
   /** tick() with every read here and now (the CLI: `connections`, `check`). */
@@ -115,23 +201,32 @@ export class ConnectionMonitor {
     const ready = this.source.ready();
     if (!ready.ok) {
       this.ticks++;
-      this.apply({ ok: false, error: ready.error.message }, nowMs, portPackets, limit);
+      yield* this.apply({ ok: false, error: ready.error.message }, nowMs, portPackets, limit);
     } else {
       const t = sameTick?.();
+      const listed = new Set(this.source.devices().map((d) => d.name));
+      const due = new Set([...listed].filter((d) => this.isDue(d, nowMs, limit)));
+      // A device the last list did not hold is read now: the list is read with the dumps.
+      const choose = (device: string): boolean => due.has(device) || !listed.has(device);
       // The flows' headIndex in the same run, hence the same request, as the QP dumps.
-      const [o] = (yield [{ group: RESTRACK_GROUP, program: this.source.reads() }, ...(t?.heads ?? [])]) as readonly Outcome<RestrackRead>[];
+      const [o] = (yield [{ group: RESTRACK_GROUP, program: this.source.reads(choose) }, ...(t?.heads ?? [])]) as readonly Outcome<RestrackRead>[];
       this.ticks++;
       if (o === undefined || o.kind !== 'done') {
         if (o?.kind === 'blocked' || o?.kind === 'paused' || o?.kind === 'deferred') this.source.abandon();
         const error = o === undefined ? 'not read' : o.kind === 'deferred' ? 'deferred: the reader gave this tick to other reads' : readErrorText(o.error);
         this.failed(error);
-        this.tracker.update([], [], nowMs);
+        const skipped = new Set([...listed].filter((n) => !due.has(n)));
+        this.tracker.update([], [], nowMs, undefined, { skipped });
         return;
       }
-      const complete = this.apply(o.value, nowMs, portPackets, limit);
-      if (complete && t) this.snapshot(nowMs, t);
+      const read = yield* this.apply(o.value, nowMs, portPackets, limit);
+      const all = this.tracker.connections();
+      // Each pass over tens of thousands of connections in a turn of its own (FEW: passes this short).
+      if (all.length > FEW) yield [];
+      if (t) for (const device of read) this.snapshot(device, nowMs, t, all);
+      if (all.length > FEW) yield [];
     }
-    if (this.flows) yield* this.readProcesses(this.flows);
+    if (this.flows) yield* this.readProcesses(this.flows, nowMs);
   }
 
   /**
@@ -140,14 +235,22 @@ export class ConnectionMonitor {
    * kernel no longer names (its thread exited, Connection.pidKept) is read as the process it was
    * last found to be, while that process lives (same pid and start).
    */
-  private *readProcesses(flows: FlowJoinOptions): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
+  private *readProcesses(flows: FlowJoinOptions, nowMs: number): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
     const present = this.tracker.connections().filter((c) => c.present);
     const named = new Set(present.flatMap((c) => (c.obs.pid === undefined || c.pidKept ? [] : [c.obs.pid])));
     const pids = [...new Set(present.flatMap((c) => (c.obs.pid === undefined ? [] : [c.obs.pid])))].filter((pid) => named.has(pid) || this.lastProcess.has(pid));
     const root = flows.procRoot ?? DEFAULT_PROC_ROOT;
     const paths = flows.domainPaths();
     const read = flows.processReads ?? processAndMaps;
-    const programs = pids.map((pid) => (named.has(pid) ? read(root, pid, paths) : lastKnown(this.lastProcess.get(pid)!, read(root, this.lastProcess.get(pid)!.pid, paths))));
+    const signatures = connectionSignatures(present);
+    const again = (pid: number): ReadProgram<ProcessAndMaps> | undefined => {
+      const last = this.lastProcess.get(pid);
+      if (flows.processReads !== undefined || last === undefined) return undefined;
+      const m = this.mapsRead.get(pid);
+      const fresh = m !== undefined && m.paths === paths.join('\0') && m.signature === signatures.get(pid) && nowMs - m.atMs < MAPS_REFRESH_MS;
+      return processAndMapsAgain(root, pid, paths, last, fresh ? m.maps : undefined);
+    };
+    const programs = pids.map((pid) => (named.has(pid) ? again(pid) ?? read(root, pid, paths) : lastKnown(this.lastProcess.get(pid)!, read(root, this.lastProcess.get(pid)!.pid, paths))));
     const outcomes = (pids.length === 0 ? [] : yield pids.map((pid, i) => ({ group: `proc ${pid}`, program: programs[i]! }))) as readonly Outcome<ProcessAndMaps>[];
     const processes = new Map<number, ProcessRead>();
     const maps = new Map<number, MappedFlowsRead>();
@@ -161,6 +264,8 @@ export class ConnectionMonitor {
       }
       processes.set(pid, o.value.process);
       maps.set(pid, o.value.maps);
+      const m = this.mapsRead.get(pid);
+      if (m === undefined || m.maps !== o.value.maps) this.mapsRead.set(pid, { maps: o.value.maps, atMs: nowMs, signature: signatures.get(pid), paths: paths.join('\0') });
       if (o.value.process.ok) lastProcess.set(pid, o.value.process.process);
       if (!o.value.maps.ok && o.value.maps.reason === 'denied' && this.mapsDenied === undefined) {
         this.mapsDenied = o.value.maps.detail;
@@ -170,9 +275,47 @@ export class ConnectionMonitor {
     });
     this.processes = processes;
     this.lastProcess = lastProcess;
+    for (const pid of this.mapsRead.keys()) if (!processes.has(pid)) this.mapsRead.delete(pid);
     this.status = { ...this.status, mapsDenied: this.mapsDenied };
-    this.owners = assignFlows(present, processes, maps, flows.pins());
+    const many = present.length > FEW;
+    if (many) yield [];
+    const owners = assignFlows(present, processes, maps, flows.pins());
+    if (many) yield [];
+    for (const c of this.tracker.connections()) {
+      const had = this.owners.get(c.key);
+      if (had === undefined) continue;
+      const now = owners.get(c.key);
+      // A connection gone from the tables keeps its owner and flow while it is kept (its group,
+      // the packets it moved in the window); one whose owner is as it was keeps the same object.
+      if (now === undefined ? !c.present : sameOwner(had, now)) owners.set(c.key, had);
+    }
+    this.owners = owners;
+    this.places = undefined;
+    if (many) yield [];
     this.shares = sharedByProcess(present, this.owners, maps);
+    if (many) yield [];
+    const series = flows.series?.() ?? 'qp';
+    yield* turns(this.grouped.updateSliced(this.tracker.connections(), (c, had) => (series === 'qp' ? undefined : this.groupOf(c, series, had)), slicer()));
+  }
+
+  /**
+   * `flow`: a connection carrying a flow is counted with the flow's other connections on its port
+   * and direction, whatever their process; one carrying none, with its process's. `process`: by
+   * process. The labels it had stand (the same object) while what they came from does.
+   */
+  private groupOf(c: Connection, series: Exclude<ConnectionSeries, 'qp'>, had: GroupLabels | undefined): GroupLabels {
+    const owner = this.owners.get(c.key);
+    const direction = directionOf(c);
+    const flowId = series === 'flow' ? owner?.carried?.flowId : undefined;
+    const pid = flowId !== undefined || c.obs.pid === undefined ? '' : String(c.obs.pid);
+    const process = flowId !== undefined ? '' : owner?.process ?? c.obs.kernName ?? '';
+    if (had !== undefined && had.direction === direction && had.flowId === (flowId ?? '') && had.pid === pid && had.process === process && had.port === c.obs.port) return had;
+    return { device: c.obs.device, port: c.obs.port, direction, flowId: flowId ?? '', pid, process };
+  }
+
+  /** The connection groups of the last tick (metrics.connection_series `flow` or `process`). */
+  groups(): readonly ConnectionGroup[] {
+    return this.grouped.groups();
   }
 
   /**
@@ -180,14 +323,28 @@ export class ConnectionMonitor {
    * direction its PSNs move in; none while no connection is known to carry it.
    */
   placements(domain: string, flowId: string): Placement[] {
-    const out = new Map<string, Placement>();
+    const carried = this.carriedPlaces().get(headKey(domain, flowId));
+    return carried !== undefined ? [...carried.values()] : this.sharedPlacement(domain, flowId);
+  }
+
+  /**
+   * Per flow (`domain\0flowId`), the places its present carrying connections run: made once per
+   * tick (bind: auto asks for every flow of every domain; one pass over the connections each
+   * would be flows x connections).
+   */
+  private carriedPlaces(): ReadonlyMap<string, Map<string, Placement>> {
+    if (this.places !== undefined) return this.places;
+    const out = new Map<string, Map<string, Placement>>();
     for (const c of this.tracker.connections()) {
       const carried = this.owners.get(c.key)?.carried;
       const direction = directionOf(c);
-      if (!c.present || carried?.flowId !== flowId || carried.domain !== domain || (direction !== 'tx' && direction !== 'rx')) continue;
-      out.set(key(c.obs.device, c.obs.port, direction), { device: c.obs.device, port: c.obs.port, direction });
+      if (!c.present || carried === undefined || (direction !== 'tx' && direction !== 'rx')) continue;
+      const k = headKey(carried.domain, carried.flowId);
+      let at = out.get(k);
+      if (at === undefined) out.set(k, (at = new Map<string, Placement>()));
+      at.set(key(c.obs.device, c.obs.port, direction), { device: c.obs.device, port: c.obs.port, direction });
     }
-    return out.size > 0 ? [...out.values()] : this.sharedPlacement(domain, flowId);
+    return (this.places = out);
   }
 
   /**
@@ -223,33 +380,111 @@ export class ConnectionMonitor {
   }
 
   /**
-   * Every connection's totals now, with the counts of the same tick. A connection gone from the
-   * tables keeps its last totals (what it moved before it went is still its).
+   * A device's connections' totals now, with the counts of the same tick. A connection gone from
+   * the tables keeps its last totals (what it moved before it went is still its).
    */
-  private snapshot(nowMs: number, t: SameTickReads): void {
-    const connections = new Map(this.tracker.connections().map((c) => [c.key, { sent: c.sent.packets, received: c.received?.packets ?? 0 }]));
+  private snapshot(device: string, nowMs: number, t: SameTickReads, all: readonly Connection[]): void {
+    const mine = all.filter((c) => c.obs.device === device).map((c) => ({ key: c.key, sent: c.sent.packets, received: c.received?.packets ?? 0 }));
     const heads = new Map(t.heads.flatMap((j) => [...(j.value ?? [])]));
-    this.sameTickWindow.push({ atMs: nowMs, connections, readings: { ports: t.ports, heads } }, t.windowMs);
+    let w = this.windows.get(device);
+    if (w === undefined) this.windows.set(device, (w = { window: new SameTickWindow(), slots: new TotalSlots() }));
+    let connections = w.slots.pack(mine);
+    if (connections === undefined) {
+      // Slots of connections long gone outnumber the live ones: the window starts again with new ones.
+      w.window.clear();
+      w.slots.reset();
+      connections = w.slots.pack(mine)!;
+    }
+    w.window.push({ atMs: nowMs, connections, readings: { ports: t.ports, heads } }, t.windowMs);
   }
 
-  /** Applies one read; true when every device was read in full. */
-  private apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined, limit: ReadLimit | undefined): boolean {
+  private keysOf(device: string): IdentityKeys {
+    let k = this.keys.get(device);
+    if (k === undefined) this.keys.set(device, (k = new IdentityKeys()));
+    return k;
+  }
+
+  /**
+   * Applies one read; the devices read in full. The dumps are decoded, joined and tracked in
+   * slices of SLICE_MS with a turn of the event loop between (an empty round): a read of tens of
+   * thousands of QPs never holds the loop for long.
+   */
+  private *apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined, limit: ReadLimit | undefined): Generator<readonly Job<unknown>[], readonly string[], readonly Outcome<unknown>[]> {
     if (!r.ok) {
       this.failed(r.error);
       this.tracker.update([], [], nowMs);
-      return false;
+      return [];
     }
-    const ok = r.devices.filter((d): d is Extract<DeviceDump, { ok: true }> => d.ok);
+    const pause = slicer();
+    // Each device's QPs decoded and joined message by message, held only as observations.
+    const decoded: { readonly device: string; readonly observations: readonly ConnectionObservation[] }[] = [];
     const deviceErrors = new Map(r.devices.flatMap((d) => (d.ok ? [] : [[d.device, d.error] as const])));
+    for (const d of r.devices) {
+      if (!d.ok) continue;
+      try {
+        const cmIds = yield* turns(decodeCmIdDumpSliced(d.messages.cmId, pause));
+        const join = new DeviceJoin(d.device, cmIds.entries, this.keysOf(d.device));
+        yield* turns(decodeQpDumpSliced(d.messages.qp, pause, (qps) => join.add(qps)));
+        decoded.push({ device: d.device, observations: join.done().observations });
+      } catch (e) {
+        if (!(e instanceof NetlinkDecodeError)) throw e;
+        deviceErrors.set(d.device, this.source.decodeFailed(e));
+      }
+    }
     for (const [device, error] of deviceErrors) this.sayOnce(`${device} ${error}`, { device, err: error }, 'restrack dump failed; that device’s connections keep their last counts (logged once)');
-    if (this.status.error !== undefined) this.log?.info({ devices: ok.length }, 'connections read again');
-    this.status = { ...this.status, error: undefined, deviceErrors, devicesRead: ok.length };
-    const observations = ok.flatMap((d) => joinDevice(d.device, d.qps, d.cmIds).observations);
-    const late = this.tracker.update(ok.map((d) => d.device), observations, nowMs, limit);
-    // What a late read moved is not counted: the same-tick window starts again from it.
-    if (late.size > 0) this.sameTickWindow.clear();
-    if (portPackets) this.decidePsnLive(portPackets);
-    return deviceErrors.size === 0;
+    if (this.status.error !== undefined) this.log?.info({ devices: decoded.length }, 'connections read again');
+    this.status = { ...this.status, error: undefined, deviceErrors, devicesRead: decoded.length };
+    const costs = this.paced(r, nowMs, limit);
+    const update = this.tracker.begin(decoded.map((d) => d.device), nowMs, limit, { skipped: new Set(r.skipped), costs });
+    for (const { observations } of decoded) {
+      for (let i = 0; i < observations.length; i += FEED_CHUNK) {
+        update.feed(observations.slice(i, i + FEED_CHUNK));
+        if (pause()) yield [];
+      }
+    }
+    const late = yield* turns(update.finish(pause));
+    // What a late read moved is not counted: that device's same-tick window starts again from it.
+    for (const device of late) this.windows.get(device)?.window.clear();
+    const listed = new Set(this.source.devices().map((d) => d.name));
+    for (const device of this.windows.keys()) if (!listed.has(device)) this.windows.delete(device);
+    for (const device of this.keys.keys()) if (!listed.has(device)) this.keys.delete(device);
+    if (portPackets) {
+      yield [];
+      this.decidePsnLive(portPackets);
+    }
+    return decoded.map((d) => d.device);
+  }
+
+  /**
+   * Each device read (in full or not) is read again at its interval from now; the QPs of its dump
+   * are its queries, and set its interval (pacing.ts). Going over budget is said once each time.
+   */
+  private paced(r: Extract<RestrackRead, { ok: true }>, nowMs: number, limit: ReadLimit | undefined): Map<string, DeviceReadCost> {
+    const costs = new Map<string, DeviceReadCost>();
+    const pacing = this.pacingNow();
+    pacing?.keep(this.source.devices());
+    for (const d of r.devices) {
+      const qps = d.ok ? d.qpCount : undefined;
+      pacing?.read(d.device, nowMs, qps);
+      const info = this.source.devices().find((x) => x.name === d.device);
+      const interval = pacing && info ? pacing.interval(info, this.source.driver(d.device), limit) : undefined;
+      if (interval) this.sayBudget(d.device, interval.overBudget, qps, interval.gapMs);
+      if (qps !== undefined) costs.set(d.device, { qpQueries: qps, readIntervalMs: interval?.gapMs, overBudget: interval?.overBudget ?? false });
+    }
+    return costs;
+  }
+
+  private sayBudget(device: string, over: boolean, qps: number | undefined, gapMs: number): void {
+    if (over === this.overBudget.has(device)) return;
+    if (over) {
+      this.overBudget.add(device);
+      const perSecond = this.pacing?.config.qpQueriesPerSecond;
+      this.log?.warn({ device, qps, qp_queries_per_second: perSecond, read_interval_ms: gapMs },
+        'connections.qp_queries_per_second would read this device further apart than its fastest port may leave its PSNs unread: read at that limit instead, over budget');
+    } else {
+      this.overBudget.delete(device);
+      this.log?.info({ device, qps, read_interval_ms: gapMs }, 'connections read within connections.qp_queries_per_second again');
+    }
   }
 
   private failed(error: string): void {
@@ -300,6 +535,11 @@ export class ConnectionMonitor {
   }
 }
 
+const sameOwner = (a: ConnectionOwner, b: ConnectionOwner): boolean =>
+  a.process === b.process && a.container === b.container && a.podUid === b.podUid &&
+  a.carried?.flowId === b.carried?.flowId && a.carried?.domain === b.carried?.domain && a.carried?.how === b.carried?.how;
+
+
 export interface ProcessAndMaps {
   readonly process: ProcessRead;
   readonly maps: MappedFlowsRead;
@@ -310,6 +550,28 @@ export function* processAndMaps(root: string, pid: number, paths: readonly strin
   // A thread's pid is read as its process; its maps are the process's own.
   const maps = yield* mappedFlowsReads(root, process.ok ? process.process.pid : pid, paths);
   return { process, maps };
+}
+
+/**
+ * The reads of a pid found before to be `last`: its stat (procfs processAgainReads), and its maps
+ * unless `maps`, read since it last changed its connections and within MAPS_REFRESH_MS, stands.
+ */
+function* processAndMapsAgain(root: string, pid: number, paths: readonly string[], last: ProcessInfo, maps: MappedFlowsRead | undefined): ReadProgram<ProcessAndMaps> {
+  const process = pid === last.pid ? yield* processAgainReads(root, last) : yield* processReads(root, pid);
+  if (maps !== undefined && process.ok && process.process === last) return { process, maps };
+  return { process, maps: yield* mappedFlowsReads(root, process.ok ? process.process.pid : pid, paths) };
+}
+
+/** Per pid, its present connections' QP numbers as one string: a new or closed one changes it. */
+function connectionSignatures(present: readonly Connection[]): Map<number, string> {
+  const qpns = new Map<number, number[]>();
+  for (const c of present) {
+    if (c.obs.pid === undefined) continue;
+    let l = qpns.get(c.obs.pid);
+    if (l === undefined) qpns.set(c.obs.pid, (l = []));
+    l.push(c.obs.qpn);
+  }
+  return new Map([...qpns].map(([pid, l]) => [pid, l.sort((a, b) => a - b).join(',')]));
 }
 
 /** The reads of a process found before, answered 'gone' when its pid is now another process's. */

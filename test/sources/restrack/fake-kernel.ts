@@ -90,12 +90,24 @@ export class FakeRestrackKernel {
         attrU32(3, q.port ?? 1), attrU32(21, q.lqpn), attrU32(60, 1), ...(q.pid === undefined ? [] : [attrU32(28, q.pid)]),
         attrU32(22, q.rqpn ?? 0), attrU32(23, q.rqPsn ?? 0), attrU32(24, q.sqPsn), attrU8(25, 0), attrU8(26, q.type ?? 2), attrU8(27, q.state ?? 3),
       ]));
-      return msgs(entries.length === 0 ? [] : [[...head, attrNested(19, entries)]]);
+      return msgs(filled(entries).map((some) => [...head, attrNested(19, some)]));
     }
     const entries = (this.cmIds.get(dev.name) ?? []).map((c, i) => attrNested(31, [
       attrU32(3, c.port ?? 1), attrU32(21, c.lqpn), attrU8(26, 2), attrU32(32, 0x106), attrU8(27, 5),
       encodeAttr(33, sockaddrIn(...c.src)), encodeAttr(34, sockaddrIn(...c.dst)), attrU32(63, i + 1), ...(c.pid === undefined ? [] : [attrU32(28, c.pid)]),
     ]));
-    return msgs(entries.length === 0 ? [] : [[...head, attrNested(30, entries)]]);
+    return msgs(filled(entries).map((some) => [...head, attrNested(30, some)]));
   }
+}
+
+/** Entries per message as the kernel fills its dump skbs (32 KiB less their overhead): none for no entry. */
+function filled(entries: readonly Uint8Array[], room = 32768 - 320 - 64): Uint8Array[][] {
+  const out: Uint8Array[][] = [];
+  let size = room;
+  for (const e of entries) {
+    if (size + e.length > room) out.push([]), (size = 0);
+    out[out.length - 1]!.push(e);
+    size += e.length;
+  }
+  return out;
 }

@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConnectionMonitor } from '../../../src/sources/restrack/monitor.js';
 import { RestrackSource } from '../../../src/sources/restrack/source.js';
 import { BoundedReads } from '../../../src/reads/bounded.js';
@@ -186,6 +189,103 @@ describe('the connection monitor and the processes behind connections', () => {
         { process: 'mxl-fabrics-dem', container: '', podUid: '', carried: undefined },
         { process: 'mxl-fabrics-dem', container: '', podUid: '', carried: undefined },
       ]);
+    } finally {
+      proc.close();
+    }
+  });
+});
+
+describe('each device read at its own interval under connections.qp_queries_per_second (issue 35)', () => {
+  /** A sysfs root where rxe0 is rxe (its `parent` attribute: sysfs/driver.ts) and mlx5_0 a device of no known driver. */
+  function sysfs(): string {
+    const root = mkdtempSync(join(tmpdir(), 'pacing-sysfs-'));
+    mkdirSync(join(root, 'class', 'infiniband', 'rxe0'), { recursive: true });
+    writeFileSync(join(root, 'class', 'infiniband', 'rxe0', 'parent'), 'veth0\n');
+    return root;
+  }
+
+  function paced(k: FakeRestrackKernel, logs: string[], queriesPerSecond = 1000): ConnectionMonitor {
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const log = { warn: (_f: unknown, m: string) => logs.push(m), info: (_f: unknown, m: string) => logs.push(m) };
+    const pacing = { samplingIntervalMs: 1000, connectionsIntervalMs: 1000, qpQueriesPerSecond: queriesPerSecond };
+    return new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: k.transport() }), undefined, sysfs()), log as never, undefined, undefined, () => pacing);
+  }
+
+  const qps = (n: number, first: number) => Array.from({ length: n }, (_, i) => ({ lqpn: first + i, sqPsn: 100, rqPsn: 1, rqpn: 9000 + i, pid: 7 }));
+  // 100 Gb/s at 4,096-byte packets.
+  const limit = (): number => 2749;
+
+  it('reads a device whose QPs outrun the budget further apart, keeping its windows between; an rxe device every tick', async () => {
+    const k = new FakeRestrackKernel();
+    k.device(1, 'rxe0', qps(1500, 100));
+    k.device(2, 'mlx5_0', qps(1500, 100));
+    const logs: string[] = [];
+    const m = paced(k, logs);
+    const dumped: string[] = [];
+    k.onQpDump = (d) => dumped.push(d);
+    for (const at of [0, 1000, 2000, 3000, 4000]) {
+      for (const q of [...k.qps.get('rxe0')!, ...k.qps.get('mlx5_0')!]) q.sqPsn += 10;
+      expect(m.due(at, limit)).toBe(true);
+      await m.tick(reader!, at, undefined, undefined, limit);
+    }
+    // 1,500 QPs at 1,000 a second: every 2 s on mlx5_0 (no driver told apart: it pays); rxe answers from memory.
+    expect(dumped).toEqual(['rxe0', 'mlx5_0', 'rxe0', 'rxe0', 'mlx5_0', 'rxe0', 'rxe0', 'mlx5_0']);
+    const devices = m.tracker.devices();
+    expect(devices.get('mlx5_0')).toEqual({ lateReads: 0, qpQueries: 4500, readIntervalMs: 2000, overBudget: false });
+    expect(devices.get('rxe0')).toEqual({ lateReads: 0, qpQueries: 7500, readIntervalMs: 1000, overBudget: false });
+    // Between its reads mlx5_0's connections keep their last window (a rate, not a gap).
+    const one = m.connections().find((c) => c.obs.device === 'mlx5_0')!;
+    expect(one.window).toEqual({ sent: 20, received: 0, ms: 2000 });
+    expect(logs).toEqual([]);
+  });
+
+  it('reads no further apart than the PSN limit allows, over budget, and says so once', async () => {
+    const k = new FakeRestrackKernel();
+    k.device(2, 'mlx5_0', qps(10_000, 100));
+    const logs: string[] = [];
+    const m = paced(k, logs);
+    for (const at of [0, 1000, 2000, 3000, 4000]) await m.tick(reader!, at, undefined, undefined, limit);
+    expect(m.tracker.devices().get('mlx5_0')).toEqual({ lateReads: 0, qpQueries: 30_000, readIntervalMs: 2000, overBudget: true });
+    expect(logs).toEqual(['connections.qp_queries_per_second would read this device further apart than its fastest port may leave its PSNs unread: read at that limit instead, over budget']);
+    expect(m.due(5000, limit)).toBe(false);
+    expect(m.due(5500, limit)).toBe(true);
+  });
+});
+
+describe('the processes behind thousands of connections, read again (issue 35)', () => {
+  const FLOW_B = '5fbec3b1-1b0f-417d-9059-8b94a4710002';
+  const mapsOf = (flow: string): string => `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `/dev/shm/mxl-tx/${flow}.mxl-flow/grains/data.0`, inode: 12 })}\n`;
+
+  it('reads a process found before by its stat alone, and its maps again when its connections change or every 10 s', async () => {
+    const proc = ProcFixture.create();
+    proc.add({ pid: 202, comm: 'mxl-fabrics-dem', startTicks: 4242n, maps: mapsOf(FLOW) });
+    const k = new FakeRestrackKernel();
+    k.device(3, 'rxe0', [{ lqpn: 33, sqPsn: 100, rqPsn: 5, pid: 202 }], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }]);
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const m = new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: k.transport() })), undefined, undefined,
+      { domainPaths: () => ['/dev/shm/mxl-tx'], pins: () => [], procRoot: proc.root });
+    const carried = (): string | undefined => m.ownerOf(m.connections()[0]!.key)?.carried?.flowId;
+    try {
+      await m.tick(reader, 0);
+      expect(carried()).toBe(FLOW);
+      // The same process (same start): its name is not read again; its maps stand for 10 s while its connections do.
+      proc.write(202, 'comm', 'renamed\n');
+      proc.write(202, 'maps', mapsOf(FLOW_B));
+      await m.tick(reader, 1000);
+      expect([m.processOf(202)?.ok && m.processOf(202)!.process.comm, carried()]).toEqual(['mxl-fabrics-dem', FLOW]);
+      await m.tick(reader, 10_500);
+      expect(carried()).toBe(FLOW_B);
+      // A new connection of the process: its maps are read at once.
+      proc.write(202, 'maps', mapsOf(FLOW));
+      k.qps.get('rxe0')![0]!.sqPsn += 50; // QP 33 sends: the process's one connection that way carries the flow
+      k.qps.get('rxe0')!.push({ lqpn: 34, sqPsn: 100, rqPsn: 5, pid: 202 });
+      await m.tick(reader, 11_500);
+      expect(carried()).toBe(FLOW);
+      // Another process under the pid (another start): read in full.
+      proc.remove(202);
+      proc.add({ pid: 202, comm: 'other', startTicks: 9999n, maps: mapsOf(FLOW) });
+      await m.tick(reader, 12_500);
+      expect(m.processOf(202)).toMatchObject({ ok: true, process: { comm: 'other', startTicks: 9999n } });
     } finally {
       proc.close();
     }
