@@ -44,7 +44,7 @@ timed(Sampler.prototype, 'tick', tickMs);
 timed(Metrics.prototype, 'render', renderMs);
 
 const log = createLogger('warn', 'logfmt');
-const daemon = new Daemon({ configFile, listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', sysfsRoot, log });
+const daemon = new Daemon({ configFile, listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', sysfsRoot, log, ...(await restrackPeer()) });
 const t0 = process.hrtime.bigint();
 await daemon.start();
 const startMs = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -65,6 +65,35 @@ const summary = (xs) => ({ count: xs.length, p50: percentile(xs, 50), p99: perce
 
 let session;
 const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r))));
+
+/**
+ * With BENCH_RESTRACK_DIR (the connections case): the daemon's restrack socket is one end of a
+ * socketpair whose other end is bench/restrack-peer.c (BENCH_RESTRACK_PEER) answering with the
+ * generated dumps of that directory, datagram by datagram as the kernel sends them.
+ */
+async function restrackPeer() {
+  const dir = process.env.BENCH_RESTRACK_DIR;
+  if (!dir) return {};
+  const { loadKoffi, loadLibc } = await import('../../dist/ffi/libc.js');
+  const { NetlinkSocket } = await import('../../dist/sources/netlink/socket.js');
+  const { spawn } = await import('node:child_process');
+  const socketpair = loadKoffi().load('libc.so.6').func('int socketpair(int domain, int type, int protocol, _Out_ int *sv)');
+  const AF_UNIX = 1;
+  const SOCK_DGRAM = 2;
+  const SOCK_CLOEXEC = 0o2000000;
+  return {
+    restrack: () => {
+      const sv = [0, 0];
+      if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) !== 0) throw new Error('socketpair failed');
+      // The child gets its end as fd 3 (dup2 clears CLOEXEC there); this process keeps only its own.
+      const peer = spawn(process.env.BENCH_RESTRACK_PEER, ['serve', '3', dir], { stdio: ['ignore', 'ignore', 'inherit', sv[1]] });
+      peer.unref();
+      loadLibc().close(sv[1]);
+      process.once('exit', () => peer.kill());
+      return { ok: true, transport: NetlinkSocket.adopt(sv[0], 1) };
+    },
+  };
+}
 
 process.on('message', async (msg) => {
   if (msg.cmd === 'profile-start') {

@@ -3,7 +3,7 @@
  */
 import * as path from 'node:path';
 
-export const CASE_NAMES = ['ticks', 'node-exporter', 'exporter', 'config-load', 'steady', 'steady-cost', 'profiles'];
+export const CASE_NAMES = ['ticks', 'node-exporter', 'exporter', 'config-load', 'steady', 'steady-cost', 'connections', 'profiles'];
 
 export const USAGE = `npm run bench -- [options]   (node bench/run.mjs)
 
@@ -24,6 +24,12 @@ export const USAGE = `npm run bench -- [options]   (node bench/run.mjs)
   --steady-cost S      steady-cost window (30; at least 20)
   --steady-warmup S    how long the daemon runs before the steady-cost window (60): its first
                        window (3 s after start) is reported beside the steady one
+  --connections-window S
+                       the connections case's CPU and event-loop windows (20)
+  --connections-warmup S
+                       how long each of its daemons runs before them (20)
+  --qps 100,1000,10000,50000
+                       the connections case's sizes (QPs; devices and processes go with them)
   --only CASE,...      run these cases only: ${CASE_NAMES.join(', ')}
                        (--only steady-cost runs the steady-cost case and the C floor it is set beside)
   --out FILE           where the results go (bench/results.json)
@@ -34,7 +40,7 @@ function defaults(benchDir) {
   return {
     quick: false, build: true, profile: true, duration: 5, connections: 10, idle: 5, sequential: 3, tickSeconds: 1,
     floorSeconds: 1, rounds: 3, quietBudgetSeconds: 60, ports: [1, 8, 32], flows: [10, 100, 1000, 10000], out: path.join(benchDir, 'results.json'),
-    steadySeconds: 60, steadyCostSeconds: 30, steadyWarmupSeconds: 60, only: undefined, help: false,
+    steadySeconds: 60, steadyCostSeconds: 30, steadyWarmupSeconds: 60, connectionsSeconds: 20, connectionsWarmupSeconds: 20, connectionsQps: undefined, only: undefined, help: false,
   };
 }
 
@@ -53,6 +59,9 @@ const VALUED = {
   '--steady': (o, v) => (o.steadySeconds = Number(v)),
   '--steady-cost': (o, v) => (o.steadyCostSeconds = Math.max(20, Number(v))),
   '--steady-warmup': (o, v) => (o.steadyWarmupSeconds = Math.max(0, Number(v))),
+  '--connections-window': (o, v) => (o.connectionsSeconds = Math.max(5, Number(v))),
+  '--connections-warmup': (o, v) => (o.connectionsWarmupSeconds = Math.max(5, Number(v))),
+  '--qps': (o, v) => (o.connectionsQps = list(v)),
   '--only': (o, v) => (o.only = v.split(',')),
 };
 
