@@ -24,3 +24,23 @@ rxe_wait_for() { # rxe_wait_for SECONDS TEST...: until TEST succeeds; TEST exiti
   done
   return 1
 }
+
+# A real-MXL scenario's guest script, its scaffolding: RXE_SCENARIO names it in the log; MXL's
+# prefix and domains; its failures in OUT/guest-failures.txt, its timeline in OUT/events.txt; the
+# processes it starts (rxe_started PID) stopped when it exits (SIGINT, a second later SIGKILL).
+rxe_mxl_scenario() { # rxe_mxl_scenario NAME
+  RXE_SCENARIO=$1
+  P=${MXL_PREFIX:-/opt/mxl} TX=/dev/shm/mxl-tx RX=/dev/shm/mxl-rx
+  export GST_REGISTRY=$RXE_OUT/gst-registry.bin GST_REGISTRY_UPDATE=no
+  rxe_started_pids=()
+}
+rxe_say() { echo "$RXE_SCENARIO-guest: $*" >&2; }
+rxe_fail() { rxe_say "FAIL: $*"; echo "$*" >>"$RXE_OUT/guest-failures.txt"; }
+rxe_event() { echo "$EPOCHREALTIME $*" >>"$RXE_OUT/events.txt"; rxe_say "$*"; }
+rxe_started() { rxe_started_pids+=("$@"); }
+rxe_stop_started() {
+  local p
+  for p in "${rxe_started_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${rxe_started_pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+}

@@ -24,6 +24,7 @@ SCENARIOS=(
   "flows test/rxe/flows/guest.sh test/rxe/flows/host.mjs test/rxe/mxl/prepare.sh"
   "ethtool test/rxe/ethtool-guest.sh - -"
   "connections test/rxe/connections/guest.sh - test/rxe/mxl/prepare.sh"
+  "scale test/rxe/scale/guest.sh - test/rxe/mxl/prepare.sh"
 )
 
 # The guest runs these from the host's root, so they must be installed here.
