@@ -135,11 +135,12 @@ export function portTotals(sampler: Sampler | undefined): TickReadings['ports'] 
   const ports = new Map<string, PortTotals>();
   for (const [k, p] of sampler?.ports ?? []) {
     // The first packet counter of each direction, in the order measurements() prefers them.
-    const total = (direction: 'tx' | 'rx'): number | undefined => {
-      const c = p.counters.find((x) => x.series.spec.meaning?.quantity === 'packets' && x.series.spec.meaning.direction === direction && x.series.total !== undefined);
-      return c === undefined ? undefined : c.series.total! * c.series.spec.meaning!.scale;
-    };
-    ports.set(k, { tx: total('tx'), rx: total('rx') });
+    const counter = (direction: 'tx' | 'rx') => p.counters.find((x) => x.series.spec.meaning?.quantity === 'packets' && x.series.spec.meaning.direction === direction && x.series.total !== undefined);
+    const [tx, rx] = [counter('tx'), counter('rx')];
+    const total = (c: typeof tx): number | undefined => (c === undefined ? undefined : c.series.total! * c.series.spec.meaning!.scale);
+    // 'new' and 'ok': read at this tick, every delta since the first read counted.
+    const fine = (c: typeof tx): boolean => c !== undefined && (c.series.state === 'ok' || c.series.state === 'new');
+    ports.set(k, { tx: total(tx), rx: total(rx), ...(fine(tx) && fine(rx) ? { unbroken: tx!.series.resets + rx!.series.resets } : {}) });
   }
   return ports;
 }

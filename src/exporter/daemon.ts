@@ -101,9 +101,13 @@ export class Daemon {
     this.measurement = this.opts.measurement ?? await selectSourcesOn(this.reader!, { sysfsRoot: this.opts.sysfsRoot });
     for (const note of this.measurement.notes) this.opts.log.info(note);
     await this.startSampler();
-    // The ports' link rates are known now: a connections schedule they outrun is refused, with
-    // its place in the file (the load before could only check ports with a configured capacity).
-    if (connectionsGapProblem(this.config, attrsLookup(this.sampler)) !== undefined) await loadConfigAsync(this.opts.configFile, this.reader, { links: attrsLookup(this.sampler) });
+    // The ports' link rates are known now: a connections schedule they outrun is refused (or,
+    // the default one, warned about) with its place in the file; the load before could only
+    // check ports with a configured capacity.
+    if (connectionsGapProblem(this.config, attrsLookup(this.sampler)) !== undefined) {
+      const checked = await loadConfigAsync(this.opts.configFile, this.reader, { links: attrsLookup(this.sampler) });
+      for (const w of checked.warnings ?? []) if (!this.config.warnings?.some((x) => formatProblem(x) === formatProblem(w))) this.opts.log.warn({ problem: formatProblem(w) }, 'config warning');
+    }
     await this.startDomains();
     await this.startConnections(true);
     this.ticking.startSampling();

@@ -14,7 +14,7 @@
  * - Packets: sq_psn gives sent, rq_psn received (psn.ts); first sight sets the baseline.
  * Pure: the caller says which devices were read and when.
  */
-import { type PsnCount, psnAdvance, psnBaseline, psnRebase } from './psn.js';
+import { type PsnCount, psnAdvance, psnBaseline, psnRebase, psnSafeByCount } from './psn.js';
 
 export interface ConnectionObservation {
   /** The identity (see above), as one string. */
@@ -94,10 +94,21 @@ export interface ReadScope {
   readonly skipped?: ReadonlySet<string>;
   /** Per device read in full: what its read cost. */
   readonly costs?: ReadonlyMap<string, DeviceReadCost>;
+  /**
+   * What the ports counted since a connection's last read: a read later than `limit` still
+   * counts when its port moved too few packets for any PSN to wrap (psn.ts psnSafeByCount).
+   */
+  readonly counted?: PortCountedSince;
 }
 
 /** The longest a port's PSNs may go unread (psn.ts psnReadLimitMs); undefined: unknown, no limit. */
 export type ReadLimit = (device: string, port: number) => number | undefined;
+
+/**
+ * Packets a port's counters counted since its connections read at `sinceMs`, in the direction
+ * that counted more (tx or rx); undefined when its counters cannot say (not read then, or now).
+ */
+export type PortCountedSince = (device: string, port: number, sinceMs: number) => number | undefined;
 
 export type Direction = 'tx' | 'rx' | 'both' | '';
 
@@ -205,7 +216,7 @@ export class ConnectionTracker {
     const again = held === undefined ? undefined : sameQpAgain(held.obs, o);
     if (held !== undefined && again !== undefined) {
       const ms = u.limit?.(o.device, o.port);
-      const tooLate = ms !== undefined && u.nowMs - held.lastSeenMs >= ms;
+      const tooLate = ms !== undefined && u.nowMs - held.lastSeenMs >= ms && !psnSafeByCount(u.scope.counted?.(o.device, o.port, held.lastSeenMs));
       if (tooLate) u.late.add(o.device);
       if (again === o && !tooLate && held.present && o.key === held.key) u.seen.add(this.readAgain(held, o, u.nowMs));
       else u.seen.add(this.again(held, again, o.pid === undefined && again.pid !== undefined, tooLate, u.nowMs));

@@ -8,8 +8,9 @@
  * "Forward" is the nearer way round: a distance of 2^23 or more is taken as a move backwards.
  * A QP that sends 2^23 packets (8,388,608) between two reads would be read wrong; at 100 Gb/s
  * with 4 KiB payloads that is about 2.7 s, so reads must come more often than that
- * (psnReadLimitMs): config/load.ts refuses a schedule that cannot, and a read that comes later
- * anyway counts nothing (model/connections.ts).
+ * (psnReadLimitMs): config/load.ts refuses a set schedule that cannot, and a read that comes later
+ * counts nothing (model/connections.ts) unless the port's own counters show that it moved fewer
+ * than PSN_COUNTED_SAFE packets each way between the two reads (psnSafeByCount).
  */
 const PSN_BITS = 24;
 export const PSN_MODULUS = 2 ** PSN_BITS;
@@ -54,4 +55,17 @@ export function psnRebase(c: PsnCount, psn: number): PsnCount {
  */
 export function psnReadLimitMs(bitsPerSecond: number, payloadBytes: number): number {
   return (HALF * payloadBytes * 8 * 1000) / bitsPerSecond;
+}
+
+/**
+ * Packets a port may count, in one direction, between two reads of its QPs for those reads to be
+ * usable however long apart they were: no QP of the port can have sent (or received) more than
+ * the port did, and half of 2^23 leaves the other half for the packets of the skew between the
+ * counters' read and the dump's (both in one tick, milliseconds apart).
+ */
+export const PSN_COUNTED_SAFE = HALF / 2;
+
+/** Whether what a port counted between two reads of its QPs (`counted`: the larger direction) rules a wrap out. */
+export function psnSafeByCount(counted: number | undefined): boolean {
+  return counted !== undefined && counted >= 0 && counted < PSN_COUNTED_SAFE;
 }

@@ -15,6 +15,35 @@
 export interface PortTotals {
   readonly tx: number | undefined;
   readonly rx: number | undefined;
+  /**
+   * Set when both counters were read fine at this tick: the resets they have seen, so that two
+   * totals with the same `unbroken` count every packet between them (no reset skipped a delta).
+   */
+  readonly unbroken?: number;
+}
+
+/** Packets a port counted from `then` to `now`, in the direction that counted more; undefined when the totals cannot say. */
+export function countedBetween(then: PortTotals | undefined, now: PortTotals | undefined): number | undefined {
+  if (then?.unbroken === undefined || then.unbroken !== now?.unbroken) return undefined;
+  if (then.tx === undefined || then.rx === undefined || now.tx === undefined || now.rx === undefined) return undefined;
+  return Math.max(now.tx - then.tx, now.rx - then.rx);
+}
+
+/** The port totals of the last few connections reads, by the time of the read. */
+export class PortTotalsByRead {
+  private readonly reads = new Map<number, ReadonlyMap<string, PortTotals>>();
+
+  constructor(private readonly keep = 16) {}
+
+  remember(atMs: number, ports: ReadonlyMap<string, PortTotals>): void {
+    this.reads.set(atMs, ports);
+    if (this.reads.size > this.keep) this.reads.delete(this.reads.keys().next().value!);
+  }
+
+  /** What port `portKey` counted since the read at `sinceMs`, up to `now` (this read's totals). */
+  countedSince(portKey: string, sinceMs: number, now: ReadonlyMap<string, PortTotals>): number | undefined {
+    return countedBetween(this.reads.get(sinceMs)?.get(portKey), now.get(portKey));
+  }
 }
 
 /** What the ports and domains read in the tick of a connections read. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { configProblems } from './problems.js';
+import { formatProblem } from '../../src/input/problems.js';
 
 const problems = (text: string): string[] => configProblems('c.yaml', text);
 
@@ -27,13 +28,25 @@ describe('connections.interval against the PSN wrap (issue 33)', () => {
   const port = (capacity: string, mtu = 'ib_mtu: 4096') => `ports:\n  - { device: mlx5_0, port: 1, ${mtu}, capacity: ${capacity} }\n`;
 
   it('refuses a schedule that reads connections further apart than a port can send 2^23 packets', () => {
-    const p = problems(port('400Gbps'));
-    expect(p).toHaveLength(1);
-    expect(p[0]).toMatch(/^c\.yaml:1:1: connections: connections are read every 1000 ms .*mlx5_0\/1 \(400 Gb\/s, 4096-byte packets\) can send 2\^23 packets.* in 687 ms/);
     expect(problems(`sampling: { interval: 500ms, window: 5s }\nconnections: { interval: 1s }\n${port('400Gbps')}`).join('\n'))
-      .toMatch(/^c\.yaml:2:26: connections\.interval: connections are read every 1000 ms/);
+      .toMatch(/^c\.yaml:2:26: connections\.interval: connections are read every 1000 ms .*mlx5_0\/1 \(400 Gb\/s, 4096-byte packets\) can send 2\^23 packets.* in 687 ms/);
+    // A sampling.interval set, the connections read on it.
+    expect(problems(`sampling: { interval: 1s, window: 10s }\n${port('400Gbps')}`).join('\n')).toMatch(/^c\.yaml:1:23: sampling\.interval: connections are read every 1000 ms/);
     // 100 Gb/s: 2.748 s (2,748.78 ms).
     expect(problems(`connections: { interval: 3s }\n${port('100Gbps')}`).join('\n')).toMatch(/connections\.interval: .* in 2748 ms/);
+  });
+
+  it('warns, and starts, when only the default schedule is too slow: reads count while the port counted too few packets to wrap', () => {
+    // The shipped defaults (1 s) on a 400 Gb/s port, or 100 Gb/s at 1,024-byte packets (Ethernet MTU 1500).
+    for (const [text, at] of [[port('400Gbps'), '400 Gb/s, 4096-byte packets'], [port('100Gbps', 'ib_mtu: 1024'), '100 Gb/s, 1024-byte packets']] as const) {
+      const c = parseConfig('c.yaml', text);
+      expect(c.connections).toMatchObject({ enabled: true, intervalMs: 1000 });
+      expect(c.warnings?.map(formatProblem)).toEqual([
+        `c.yaml:1:1: connections: connections are read every 1000 ms (on the sampling ticks, at least connections.interval apart); port mlx5_0/1 (${at}) can send 2^23 packets, the most a 24-bit PSN tells apart, in 687 ms at its link rate: ` +
+          'with the default intervals its connections\' reads count only while its counters show fewer than 4194304 packets each way between two reads (the others count in mxl_fabric_connections_late_reads_total); ' +
+          'set sampling.interval and connections.interval below 687 ms to count at any rate',
+      ]);
+    }
   });
 
   it('takes a schedule that reads in time, or connections off', () => {
@@ -45,9 +58,11 @@ describe('connections.interval against the PSN wrap (issue 33)', () => {
 
   it('checks `auto` ports at the link rate and MTU the running exporter found', () => {
     const links = () => ({ rateBitsPerSecond: 400e9, activeIbMtu: 4096 });
-    expect(() => parseConfig('c.yaml', port('auto', 'mtu: auto'), { links })).toThrow(/mlx5_0\/1 \(400 Gb\/s, 4096-byte packets\)/);
+    const set = 'connections: { interval: 1s }\n';
+    expect(() => parseConfig('c.yaml', set + port('auto', 'mtu: auto'), { links })).toThrow(/mlx5_0\/1 \(400 Gb\/s, 4096-byte packets\)/);
     // The link rate, not a smaller capacity budget, is what the QP can send at.
-    expect(() => parseConfig('c.yaml', port('100Gbps'), { links })).toThrow(/in 687 ms/);
+    expect(() => parseConfig('c.yaml', set + port('100Gbps'), { links })).toThrow(/in 687 ms/);
+    expect(parseConfig('c.yaml', port('auto', 'mtu: auto'), { links }).warnings?.map(formatProblem).join('\n')).toMatch(/^c\.yaml:1:1: connections: .*in 687 ms at its link rate/);
   });
 });
 

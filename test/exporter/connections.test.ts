@@ -400,6 +400,24 @@ describe('two live QPs of one identity (issue 33)', () => {
 });
 
 describe('connections read too late for the PSN wrap (issue 33)', () => {
+  it('count as usual when the port\'s counters show it moved too few packets since for a PSN to wrap', async () => {
+    const { kernel } = await start();
+    await second(kernel, [PREDICTED, 0, 0]);
+    kernel.onQpDump = () => {
+      throw new NetlinkRequestError('RDMA_NLDEV_CMD_RES_QP_GET dump of rxe0', 16, undefined, 'EBUSY');
+    };
+    for (let i = 0; i < 28; i++) await run!.tick(1);
+    kernel.onQpDump = undefined;
+    // 28 s late by the clock, but the port sent 5,000 packets: every one of them is the QP's.
+    kernel.qps.get('rxe0')![0]!.sqPsn += 5000;
+    run!.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', 5000);
+    await run!.tick(1);
+    const m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connections_late_reads_total', { device: 'rxe0' })).toBe(0);
+    expect(one(m, 'mxl_fabric_connection_sent_packets_total', { local: '10.99.0.1:48130' })).toBe(PREDICTED + 5000);
+  });
+
+
   it('count nothing from that read and say so in connections_late_reads_total', async () => {
     const { kernel } = await start();
     await second(kernel, [PREDICTED, 0, 0]);
@@ -408,13 +426,14 @@ describe('connections read too late for the PSN wrap (issue 33)', () => {
     const sent = (): number | undefined => one(m, 'mxl_fabric_connection_sent_packets_total', { local: '10.99.0.1:48130' });
     expect(sent()).toBe(PREDICTED);
     // rxe0: 10 Gb/s, IB MTU 4096: 2^23 packets in 27.5 s. The dumps fail for 28 s while the
-    // connection sends 2^23 + 5 packets, which a 24-bit PSN shows as 5.
+    // connection sends 2^23 + 5 packets, which a 24-bit PSN shows as 5; the port counts them.
     kernel.onQpDump = () => {
       throw new NetlinkRequestError('RDMA_NLDEV_CMD_RES_QP_GET dump of rxe0', 16, undefined, 'EBUSY');
     };
     for (let i = 0; i < 28; i++) await run!.tick(1);
     kernel.onQpDump = undefined;
     kernel.qps.get('rxe0')![0]!.sqPsn += 2 ** 23 + 5;
+    run!.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', 2 ** 23 + 5);
     await run!.tick(1);
     m = await run!.scrape();
     expect(one(m, 'mxl_fabric_connections_late_reads_total', { device: 'rxe0' })).toBe(1);

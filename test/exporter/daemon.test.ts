@@ -288,25 +288,43 @@ describe('reload', () => {
 });
 
 describe('a connections schedule a port\'s link rate outruns (issue 33)', () => {
-  it('is refused at start once the ports are read: capacity auto on a 400 Gb/s port, read every second', async () => {
+  const start400 = async (extra: string, check: (daemon: InstanceType<typeof import('../../src/exporter/daemon.js').Daemon>, started: unknown, file: string, logged: string) => void): Promise<void> => {
     const { Daemon } = await import('../../src/exporter/daemon.js');
     const { SysfsFixture } = await import('../fixtures/sysfs.js');
     const { createLogger } = await import('../../src/log.js');
     const { writeConfig } = await import('./harness.js');
-    const { InputError, formatProblem } = await import('../../src/input/problems.js');
+    const { Writable } = await import('node:stream');
     const fx = SysfsFixture.copy('einval');
-    const file = writeConfig('ports: [{ device: mlx5_2, port: 1, ib_mtu: 4096, capacity: auto }]\nflows: []\n');
-    const daemon = new Daemon({ configFile: file, listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', sysfsRoot: fx.root, log: createLogger('error', 'logfmt'), manualClock: () => 1n });
+    const file = writeConfig(`${extra}ports: [{ device: mlx5_2, port: 1, ib_mtu: 4096, capacity: auto }]\nflows: []\n`);
+    let logged = '';
+    const sink = new Writable({ write(chunk: Buffer, _e, done): void { logged += chunk.toString(); done(); } });
+    const daemon = new Daemon({ configFile: file, listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', sysfsRoot: fx.root, log: createLogger('warn', 'json', sink), manualClock: () => 1n });
     try {
-      const e = await daemon.start().then(() => undefined, (err: unknown) => err);
-      expect(e).toBeInstanceOf(InputError);
-      expect((e as InstanceType<typeof InputError>).problems.map(formatProblem)).toEqual([
-        expect.stringMatching(new RegExp(`^${file}:1:1: connections: connections are read every 1000 ms .* port mlx5_2/1 \\(400 Gb/s, 4096-byte packets\\) .* in 687 ms`)),
-      ]);
+      const started = await daemon.start().then(() => undefined, (err: unknown) => err);
+      check(daemon, started, file, logged);
     } finally {
       await daemon.stop();
       fx.cleanup();
     }
+  };
+
+  it('is refused at start once the ports are read: capacity auto on a 400 Gb/s port, connections.interval 1s', async () => {
+    const { InputError, formatProblem } = await import('../../src/input/problems.js');
+    await start400('connections: { interval: 1s }\n', (_d, e, file) => {
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InstanceType<typeof InputError>).problems.map(formatProblem)).toEqual([
+        expect.stringMatching(new RegExp(`^${file}:1:26: connections\\.interval: connections are read every 1000 ms .* port mlx5_2/1 \\(400 Gb/s, 4096-byte packets\\) .* in 687 ms`)),
+      ]);
+    });
+  });
+
+  it('starts with the default schedule on that port, and says once that its reads count while the port counts too few packets to wrap', async () => {
+    await start400('', (daemon, e, file, logged) => {
+      expect(e).toBeUndefined();
+      expect(daemon.state().config.connections).toMatchObject({ enabled: true, intervalMs: 1000 });
+      const warnings = logged.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; problem?: string }).filter((l) => l.msg === 'config warning');
+      expect(warnings.map((w) => w.problem)).toEqual([expect.stringMatching(new RegExp(`^${file}:1:1: connections: .* mlx5_2/1 \\(400 Gb/s, 4096-byte packets\\) .* in 687 ms at its link rate: .* fewer than 4194304 packets`))]);
+    });
   });
 
   it('is refused on reload, keeping the running config: rxe0 at 10 Gb/s sends 2^23 packets in 27.5 s', async () => {

@@ -178,6 +178,29 @@ describe('a read later than the PSN wrap allows (issue 33)', () => {
     expect(t.devices()).toEqual(new Map([['rxe0', { lateReads: 1, qpQueries: 0, readIntervalMs: undefined, overBudget: false }]]));
   });
 
+  it('counts a read late by the clock when the port counted fewer than 2^22 packets each way since the last one', () => {
+    const t = new ConnectionTracker();
+    const limit = (): number => 687; // 400 Gb/s, 4,096-byte packets
+    // What the port counted between the reads at `since` and now: the larger direction.
+    let counted: number | undefined = 120_000;
+    const since: number[] = [];
+    const countedSince = (device: string, port: number, sinceMs: number): number | undefined => (since.push(sinceMs), device === 'rxe0' && port === 1 ? counted : undefined);
+    t.update(['rxe0'], [obs({ sqPsn: 100 })], 0, limit, { counted: countedSince });
+    expect([...t.update(['rxe0'], [obs({ sqPsn: 100 + 90_000 })], 1000, limit, { counted: countedSince })]).toEqual([]);
+    expect(only(t)).toMatchObject({ sent: { packets: 90_000 }, window: { sent: 90_000, ms: 1000 } });
+    expect(since).toEqual([0]);
+    // 2^22 - 1 counted: still safe. 2^22: may have wrapped with the skew between the reads; late.
+    counted = 2 ** 22 - 1;
+    expect([...t.update(['rxe0'], [obs({ sqPsn: 100 + 190_000 })], 2000, limit, { counted: countedSince })]).toEqual([]);
+    counted = 2 ** 22;
+    expect([...t.update(['rxe0'], [obs({ sqPsn: 100 + 290_000 })], 3000, limit, { counted: countedSince })]).toEqual(['rxe0']);
+    expect(only(t)).toMatchObject({ sent: { packets: 190_000 }, window: undefined });
+    // Counters that cannot say: the clock decides.
+    counted = undefined;
+    expect([...t.update(['rxe0'], [obs({ sqPsn: 100 + 390_000 })], 4000, limit, { counted: countedSince })]).toEqual(['rxe0']);
+    expect(t.devices().get('rxe0')).toMatchObject({ lateReads: 2 });
+  });
+
   it('counts a device whose dump failed until too late as late when it reads again', () => {
     const t = new ConnectionTracker();
     const limit = (): number => 1500;

@@ -7,7 +7,7 @@
  * are read after the dumps, and each connection is given its owner and flow (assign.ts).
  */
 import type { Logger } from '../../log.js';
-import { type Connection, type ConnectionObservation, ConnectionTracker, type DeviceReadCost, type ReadLimit, directionOf } from '../../model/connections.js';
+import { type Connection, type ConnectionObservation, ConnectionTracker, type DeviceReadCost, type PortCountedSince, type ReadLimit, directionOf } from '../../model/connections.js';
 import type { ConnectionSeries, Placement } from '../../config/types.js';
 import { type ConnectionGroup, ConnectionGroups, type GroupLabels } from '../../model/connection-groups.js';
 import type { BoundedReads, Job, Outcome, Pending } from '../../reads/bounded.js';
@@ -20,7 +20,7 @@ import { decodeCmIdDumpSliced, decodeQpDumpSliced } from '../netlink/restrack.js
 import { NetlinkDecodeError } from '../netlink/codec.js';
 import { loopTurn } from '../../event-loop.js';
 import type { RestrackRead, RestrackSource } from './source.js';
-import { type Snapshot, SameTickWindow, type TickReadings, TotalSlots, headKey } from '../../model/same-tick.js';
+import { PortTotalsByRead, type Snapshot, SameTickWindow, type TickReadings, TotalSlots, headKey } from '../../model/same-tick.js';
 import { DevicePacing, type ReadPacing } from './pacing.js';
 import { groupBy } from '../../group.js';
 import { key } from '../../keys.js';
@@ -124,6 +124,8 @@ export class ConnectionMonitor {
    * (a device is read at its own interval: pacing.ts).
    */
   private readonly windows = new Map<string, { readonly window: SameTickWindow; readonly slots: TotalSlots }>();
+  /** What the ports had counted at each recent read: a read late by the clock may still count (psn.ts psnSafeByCount). */
+  private readonly portTotalsByRead = new PortTotalsByRead();
   private pacing: { readonly config: ReadPacing; readonly devices: DevicePacing } | undefined;
   private readonly overBudget = new Set<string>();
   private readonly grouped = new ConnectionGroups();
@@ -219,7 +221,10 @@ export class ConnectionMonitor {
         this.tracker.update([], [], nowMs, undefined, { skipped });
         return;
       }
-      const read = yield* this.apply(o.value, nowMs, portPackets, limit);
+      const counted: PortCountedSince | undefined = t && ((device, port, sinceMs) => this.portTotalsByRead.countedSince(key(device, port), sinceMs, t.ports));
+      const read = yield* this.apply(o.value, nowMs, portPackets, limit, counted);
+      // Only reads that saw some device's QPs: a failed or skipped dump is nobody's last read.
+      if (t && read.length > 0) this.portTotalsByRead.remember(nowMs, t.ports);
       const all = this.tracker.connections();
       // Each pass over tens of thousands of connections in a turn of its own (FEW: passes this short).
       if (all.length > FEW) yield [];
@@ -409,7 +414,7 @@ export class ConnectionMonitor {
    * slices of SLICE_MS with a turn of the event loop between (an empty round): a read of tens of
    * thousands of QPs never holds the loop for long.
    */
-  private *apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined, limit: ReadLimit | undefined): Generator<readonly Job<unknown>[], readonly string[], readonly Outcome<unknown>[]> {
+  private *apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined, limit: ReadLimit | undefined, counted?: PortCountedSince): Generator<readonly Job<unknown>[], readonly string[], readonly Outcome<unknown>[]> {
     if (!r.ok) {
       this.failed(r.error);
       this.tracker.update([], [], nowMs);
@@ -435,7 +440,7 @@ export class ConnectionMonitor {
     if (this.status.error !== undefined) this.log?.info({ devices: decoded.length }, 'connections read again');
     this.status = { ...this.status, error: undefined, deviceErrors, devicesRead: decoded.length };
     const costs = this.paced(r, nowMs, limit);
-    const update = this.tracker.begin(decoded.map((d) => d.device), nowMs, limit, { skipped: new Set(r.skipped), costs });
+    const update = this.tracker.begin(decoded.map((d) => d.device), nowMs, limit, { skipped: new Set(r.skipped), costs, ...(counted ? { counted } : {}) });
     for (const { observations } of decoded) {
       for (let i = 0; i < observations.length; i += FEED_CHUNK) {
         update.feed(observations.slice(i, i + FEED_CHUNK));
