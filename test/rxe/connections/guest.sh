@@ -172,7 +172,15 @@ main() {
   ip rule del pref 11 iif lo to 192.168.77.2 lookup 100
   event "perftest: ended"
 
+  local relistened
+  relistened=$(grep -c 'Transitioning to listening' "$RXE_OUT/a-target.log" || true)
   stop_a
+  # MXL's target listens again only once it has read the old connection's shutdown
+  # (RCTarget.cpp: Connected -> WaitForConnectionRequest, a new passive endpoint); a connection
+  # request before that finds no listener, is rejected, and MXL's initiator does not try again.
+  target_listens() { (($(grep -c 'Transitioning to listening' "$RXE_OUT/a-target.log" || true) > relistened)); }
+  rxe_wait_for 30 target_listens || fail "restart: flow A's target did not listen again within 30 s of its initiator's exit"
+  event "restart: A's target listens again"
   initiator a "$A_ID" "-2"
   A_INITIATOR=$INITIATOR
   event "restart-started A"
