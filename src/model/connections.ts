@@ -14,7 +14,7 @@
  * - Packets: sq_psn gives sent, rq_psn received (psn.ts); first sight sets the baseline.
  * Pure: the caller says which devices were read and when.
  */
-import { type PsnCount, psnAdvance, psnBaseline, psnRebase, psnSafeByCount } from './psn.js';
+import { type PsnCount, psnAdvance, psnBaseline, psnRebase, psnSafeByCount, psnSetIn } from './psn.js';
 
 export interface ConnectionObservation {
   /** The identity (see above), as one string. */
@@ -285,10 +285,10 @@ export class ConnectionTracker {
   private readAgain(c: Mutable<Connection>, o: ConnectionObservation, nowMs: number): string {
     const sent0 = c.sent.packets;
     const received0 = c.received?.packets ?? 0;
-    const sent = psnAdvance(c.sent, o.sqPsn);
+    const sent = psnAdvance(c.sent, o.sqPsn, sqSet(o));
     if (sent !== c.sent) Object.assign(c.sent, sent);
     if (o.rqPsn !== undefined) {
-      const received = c.received ? psnAdvance(c.received, o.rqPsn) : psnBaseline(o.rqPsn);
+      const received = c.received ? psnAdvance(c.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
       if (c.received === undefined) c.received = received;
       else if (received !== c.received) Object.assign(c.received, received);
     }
@@ -308,12 +308,12 @@ export class ConnectionTracker {
   private again(prev: Connection, o: ConnectionObservation, pidKept: boolean, late: boolean, nowMs: number): string {
     const { restarts, twinQpn } = prev;
     if (late) {
-      const received = o.rqPsn === undefined ? prev.received : prev.received ? psnRebase(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
-      this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn), received, restarts, window: undefined, pidKept, twinQpn }, nowMs);
+      const received = o.rqPsn === undefined ? prev.received : prev.received ? psnRebase(prev.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
+      this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn, sqSet(o)), received, restarts, window: undefined, pidKept, twinQpn }, nowMs);
       return prev.key;
     }
-    const sent = psnAdvance(prev.sent, o.sqPsn);
-    const received = o.rqPsn === undefined ? prev.received : prev.received ? psnAdvance(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
+    const sent = psnAdvance(prev.sent, o.sqPsn, sqSet(o));
+    const received = o.rqPsn === undefined ? prev.received : prev.received ? psnAdvance(prev.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
     const window = prev.present
       ? { sent: sent.packets - prev.sent.packets, received: (received?.packets ?? 0) - (prev.received?.packets ?? 0), ms: nowMs - prev.lastSeenMs }
       : undefined;
@@ -328,12 +328,12 @@ export class ConnectionTracker {
     if (prev !== undefined && seen.has(prev.key)) prev = this.byKey.get(twinKey(o));
     if (prev === undefined) {
       const key = seen.has(o.key) ? twinKey(o) : o.key;
-      this.set(key, o, { sent: psnBaseline(o.sqPsn), received: rqBaseline(o), restarts: 0, window: undefined, pidKept: false, twinQpn: key !== o.key ? o.qpn : undefined }, nowMs);
+      this.set(key, o, { sent: psnBaseline(o.sqPsn, sqSet(o)), received: rqBaseline(o), restarts: 0, window: undefined, pidKept: false, twinQpn: key !== o.key ? o.qpn : undefined }, nowMs);
       return key;
     }
     this.releaseQp(prev);
-    const received = o.rqPsn === undefined ? undefined : prev.received ? psnRebase(prev.received, o.rqPsn) : psnBaseline(o.rqPsn);
-    this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn), received, restarts: prev.restarts + 1, window: undefined, pidKept: false, twinQpn: prev.twinQpn }, nowMs);
+    const received = o.rqPsn === undefined ? undefined : prev.received ? psnRebase(prev.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
+    this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn, sqSet(o)), received, restarts: prev.restarts + 1, window: undefined, pidKept: false, twinQpn: prev.twinQpn }, nowMs);
     return prev.key;
   }
 
@@ -398,5 +398,9 @@ export class TrackerUpdate {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function rqBaseline(o: ConnectionObservation): PsnCount | undefined {
-  return o.rqPsn === undefined ? undefined : psnBaseline(o.rqPsn);
+  return o.rqPsn === undefined ? undefined : psnBaseline(o.rqPsn, rqSet(o));
 }
+
+/** Whether the QP's state has set its send PSN (RTS and after) or its receive PSN (RTR and after). */
+const sqSet = (o: Pick<ConnectionObservation, 'state'>): boolean => psnSetIn(o.state, 'sq');
+const rqSet = (o: Pick<ConnectionObservation, 'state'>): boolean => psnSetIn(o.state, 'rq');

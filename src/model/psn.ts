@@ -19,15 +19,32 @@ const HALF = PSN_MODULUS / 2;
 export interface PsnCount {
   /** The highest PSN seen (modulo 2^24, in the forward sense). */
   readonly highest: number;
+  /**
+   * Whether the PSN has been read in a state that sets it (psnSetIn): until then the kernel
+   * reports a value no packet moved (rxe: 0), and nothing is counted from it.
+   */
+  readonly started: boolean;
   /** Packets counted since the baseline. */
   readonly packets: number;
   /** Reads that found the PSN behind the highest. */
   readonly rewinds: number;
 }
 
-/** First sight: the baseline, no packets. */
-export function psnBaseline(psn: number): PsnCount {
-  return { highest: psn % PSN_MODULUS, packets: 0, rewinds: 0 };
+/**
+ * Whether a QP in `state` holds a PSN the traffic set. IBA vol. 1 11.2.4.2 (modify QP): the receive
+ * PSN is an attribute of the move to RTR, the send PSN of the move to RTS; before, a QP reports
+ * whatever it was created with (rxe_qp_to_attr reports resp.psn and req.psn, zero until
+ * rxe_qp_from_attr sets them, while rdma_cm starts each side at a random 24-bit PSN). A state the
+ * tracker does not know counts as set, as before it knew any.
+ */
+export function psnSetIn(state: string, which: 'sq' | 'rq'): boolean {
+  if (state === 'RESET' || state === 'INIT') return false;
+  return which === 'rq' || state !== 'RTR';
+}
+
+/** First sight: the baseline, no packets; `started` false when the QP's state has not set the PSN yet. */
+export function psnBaseline(psn: number, started = true): PsnCount {
+  return { highest: psn % PSN_MODULUS, started, packets: 0, rewinds: 0 };
 }
 
 /** The forward distance from `from` to `to` modulo 2^24, or a negative one when `to` is behind. */
@@ -36,16 +53,24 @@ export function psnDistance(from: number, to: number): number {
   return d >= HALF ? d - PSN_MODULUS : d;
 }
 
-export function psnAdvance(c: PsnCount, psn: number): PsnCount {
+/**
+ * The count after a read of `psn`; `set`: the QP's state sets the PSN (psnSetIn). A read of an
+ * unset PSN counts nothing; the first set one is the baseline (the jump from the creation value
+ * to the random start is no traffic: counted, it invented up to 2^23 packets or a rewind that
+ * held every later packet uncounted).
+ */
+export function psnAdvance(c: PsnCount, psn: number, set = true): PsnCount {
+  if (!set) return c;
+  if (!c.started) return { highest: psn % PSN_MODULUS, started: true, packets: c.packets, rewinds: c.rewinds };
   const d = psnDistance(c.highest, psn);
-  if (d > 0) return { highest: psn % PSN_MODULUS, packets: c.packets + d, rewinds: c.rewinds };
+  if (d > 0) return { highest: psn % PSN_MODULUS, started: true, packets: c.packets + d, rewinds: c.rewinds };
   if (d < 0) return { ...c, rewinds: c.rewinds + 1 };
   return c;
 }
 
-/** A new QP behind the same connection: its own PSN space, the counts go on from it. */
-export function psnRebase(c: PsnCount, psn: number): PsnCount {
-  return { highest: psn % PSN_MODULUS, packets: c.packets, rewinds: c.rewinds };
+/** A new QP behind the same connection (or a read too late to count): its own PSN space, the counts go on from it. */
+export function psnRebase(c: PsnCount, psn: number, set = true): PsnCount {
+  return { highest: psn % PSN_MODULUS, started: set, packets: c.packets, rewinds: c.rewinds };
 }
 
 /**

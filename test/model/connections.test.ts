@@ -237,3 +237,40 @@ describe('devices read at their own interval (issue 35)', () => {
     expect(t.devices().get('mlx5_0')).toEqual({ lateReads: 0, qpQueries: 11_502, readIntervalMs: 2000, overBudget: true });
   });
 });
+
+describe('a connection read before its QP state sets its PSNs', () => {
+  // rdma_cm's initiator, read while connecting: INIT (both PSNs 0, rxe_qp_to_attr), then RTS with
+  // rq_psn and sq_psn at the random starts rdma_cm gave each side. Before, the jumps from 0 read
+  // as packets: the sender also "received" (direction both, so bind: auto placed its flow nowhere)
+  // or, from a start 2^23 or more ahead, as a rewind that held every packet after it uncounted.
+  const connecting = [
+    obs({ state: 'INIT', cmState: 'ROUTE_RESOLVED', sqPsn: 0, rqPsn: 0 }),
+    obs({ state: 'RTS', sqPsn: 0xc0ffee, rqPsn: 0x2b0a11 }),
+    obs({ state: 'RTS', sqPsn: 0xc0ffee + 4200, rqPsn: 0x2b0a11 }),
+  ];
+
+  it('counts only the packets sent after RTS, and the sender stays tx', () => {
+    const t = new ConnectionTracker();
+    connecting.forEach((o, i) => t.update(['rxe0'], [o], i * 1000));
+    expect(only(t)).toMatchObject({ sent: { packets: 4200, rewinds: 0 }, received: { packets: 0, rewinds: 0 }, window: { sent: 4200, received: 0 } });
+    expect(directionOf(only(t))).toBe('tx');
+  });
+
+  it('starts the receive PSN at RTR and the send PSN only at RTS (a responder in RTR)', () => {
+    const t = new ConnectionTracker();
+    const rx = (state: string, sqPsn: number, rqPsn: number) => obs({ state, sqPsn, rqPsn });
+    [rx('INIT', 0, 0), rx('RTR', 0, 0x800001), rx('RTR', 0, 0x800001 + 99), rx('RTS', 0x654321, 0x800001 + 150)].forEach((o, i) => t.update(['rxe0'], [o], i * 1000));
+    expect(only(t)).toMatchObject({ sent: { packets: 0, rewinds: 0 }, received: { packets: 150, rewinds: 0 } });
+    expect(directionOf(only(t))).toBe('rx');
+  });
+
+  it('does the same for a QP first read in RESET, then met again after a late read', () => {
+    const t = new ConnectionTracker();
+    const limit = () => 1500;
+    t.update(['rxe0'], [obs({ state: 'RESET', sqPsn: 0, rqPsn: 0 })], 0, limit);
+    t.update(['rxe0'], [obs({ state: 'INIT', sqPsn: 0, rqPsn: 0 })], 5000, limit);
+    t.update(['rxe0'], [obs({ state: 'RTS', sqPsn: 0xfffff0, rqPsn: 7 })], 6000, limit);
+    t.update(['rxe0'], [obs({ state: 'RTS', sqPsn: 0x10, rqPsn: 7 })], 7000, limit);
+    expect(only(t)).toMatchObject({ sent: { packets: 32, rewinds: 0 }, received: { packets: 0, rewinds: 0 } });
+  });
+});
