@@ -29,6 +29,12 @@ interface PortLimit {
 
 type PortRef = Pick<PortConfig, 'device' | 'port'>;
 
+/** How far apart a schedule reads connections, and the fastest-wrapping port it reads too late. */
+interface Gap {
+  readonly gapMs: number;
+  readonly worst: PortLimit;
+}
+
 /**
  * How long a port's PSNs may go unread (psnReadLimitMs): at its link rate, else its configured
  * capacity; at its configured MTU, else its active one. Undefined while either is unknown.
@@ -47,7 +53,7 @@ export function portReadLimit(ref: PortRef, p: PortConfig | undefined, link: Por
 }
 
 /** The fastest-wrapping configured port a connections schedule reads too late, with its gap; undefined when none. */
-function worstGap(config: Pick<Config, 'sampling' | 'connections' | 'ports'>, links: PortLinks | undefined): { gapMs: number; worst: PortLimit } | undefined {
+function worstGap(config: Pick<Config, 'sampling' | 'connections' | 'ports'>, links: PortLinks | undefined): Gap | undefined {
   if (!config.connections.enabled) return undefined;
   const gapMs = connectionsReadGapMs({ samplingIntervalMs: config.sampling.intervalMs, connectionsIntervalMs: config.connections.intervalMs });
   const limits = config.ports.flatMap((p) => portReadLimit(p, p, links?.(p.device, p.port)) ?? []);
@@ -55,16 +61,19 @@ function worstGap(config: Pick<Config, 'sampling' | 'connections' | 'ports'>, li
   return worst === undefined || gapMs < worst.limitMs ? undefined : { gapMs, worst };
 }
 
-function gapText({ gapMs, worst }: { gapMs: number; worst: PortLimit }): string {
+function gapText({ gapMs, worst }: Gap): string {
   return `connections are read every ${gapMs} ms (on the sampling ticks, at least connections.interval apart); port ` +
     `${key(worst.port.device, worst.port.port)} (${worst.bitsPerSecond / 1e9} Gb/s, ${worst.payloadBytes}-byte packets) can send 2^23 packets, ` +
     `the most a 24-bit PSN tells apart, in ${Math.floor(worst.limitMs)} ms`;
 }
 
+/** The refusal of a schedule that reads a port too late, with what to set instead. */
+const refusedText = (gap: Gap): string => `${gapText(gap)}: set sampling.interval and connections.interval below that, or connections.enabled: false`;
+
 /** Why the connections schedule reads the fastest configured port's PSNs too late; undefined when it does not. */
 export function connectionsGapProblem(config: Pick<Config, 'sampling' | 'connections' | 'ports'>, links: PortLinks | undefined): string | undefined {
   const gap = worstGap(config, links);
-  return gap === undefined ? undefined : `${gapText(gap)}: set sampling.interval and connections.interval below that, or connections.enabled: false`;
+  return gap === undefined ? undefined : refusedText(gap);
 }
 
 /**
@@ -80,9 +89,8 @@ export function checkConnectionsGap(root: Fields, config: Pick<Config, 'sampling
   const section = (name: string): Fields | undefined => (root.isObject(root.at(name)) ? root.object(name, false) : undefined);
   const c = section('connections');
   const s = section('sampling');
-  const refused = `${gapText(gap)}: set sampling.interval and connections.interval below that, or connections.enabled: false`;
-  if (c?.has('interval')) c.report('interval', refused);
-  else if (s?.has('interval')) s.report('interval', refused);
+  if (c?.has('interval')) c.report('interval', refusedText(gap));
+  else if (s?.has('interval')) s.report('interval', refusedText(gap));
   else {
     const warning = `${gapText(gap)} at its link rate: with the default intervals its connections' reads count only while its counters show fewer than ` +
       `${PSN_COUNTED_SAFE} packets each way between two reads (the others count in mxl_fabric_connections_late_reads_total); set sampling.interval and connections.interval below ${Math.floor(gap.worst.limitMs)} ms to count at any rate`;

@@ -291,6 +291,9 @@ function bindingMismatches(state: ExporterState): Sample[] {
   return [...out.values()];
 }
 
+/** The labels of every connection_group_* family: a group's place, and its flow or its process. */
+const GROUP_LABELS = ['device', 'port', 'direction', 'flow_id', 'pid', 'process'] as const;
+
 export const CONNECTION_FAMILIES: readonly Family[] = [
   { name: 'flow_measured_packets_per_second', help: 'Packets per second of the RDMA connections that carry a flow, from their PSNs over the last connections interval (source="connection").', type: 'gauge', labels: ['flow_id', 'device', 'port', 'direction', 'source'], changes: 'tick', read: (_v, state) =>
     flowConnectionRates(state.connections).map((f) => ({
@@ -325,17 +328,17 @@ export const CONNECTION_FAMILIES: readonly Family[] = [
     coverage(state) },
   { name: 'flow_connection_packets_per_grain', help: 'Packets the connections carrying a flow moved (PSNs) per grain the domain counted (headIndex; audio: per batch), both between the same two ticks over the sampling window.', type: 'gauge', labels: ['flow_id', 'domain', 'device', 'port', 'direction'], changes: 'tick', read: (_v, state) =>
     packetsPerGrain(state) },
-  { name: 'connection_group_connections', help: 'Connections of a group (metrics.connection_series flow: a flow\'s connections on a port and direction, or a process\'s carrying no flow; process: a process\'s) in the kernel\'s tables now.', type: 'gauge', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+  { name: 'connection_group_connections', help: 'Connections of a group (metrics.connection_series flow: a flow\'s connections on a port and direction, or a process\'s carrying no flow; process: a process\'s) in the kernel\'s tables now.', type: 'gauge', labels: GROUP_LABELS, changes: 'tick', read: (_v, state) =>
     groupSeries(state, (g) => g.connections) },
-  { name: 'connection_group_up', help: 'Of a group\'s connections, those that work (QP in RTS, or RTR: it receives); 0 with connections that left RTS or vanished (kept for a while).', type: 'gauge', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+  { name: 'connection_group_up', help: 'Of a group\'s connections, those that work (QP in RTS, or RTR: it receives); 0 with connections that left RTS or vanished (kept for a while).', type: 'gauge', labels: GROUP_LABELS, changes: 'tick', read: (_v, state) =>
     groupSeries(state, (g) => g.up) },
-  { name: 'connection_group_sent_packets_total', help: 'Packets a group\'s connections sent while in it, from their sq_psn (24-bit, counted modulo 2^24 from the highest seen).', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+  { name: 'connection_group_sent_packets_total', help: 'Packets a group\'s connections sent while in it, from their sq_psn (24-bit, counted modulo 2^24 from the highest seen).', type: 'counter', labels: GROUP_LABELS, changes: 'tick', read: (_v, state) =>
     groupSeries(state, (g) => g.sent) },
-  { name: 'connection_group_received_packets_total', help: 'Packets a group\'s connections received while in it, from their rq_psn (RC/UC QPs only).', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+  { name: 'connection_group_received_packets_total', help: 'Packets a group\'s connections received while in it, from their rq_psn (RC/UC QPs only).', type: 'counter', labels: GROUP_LABELS, changes: 'tick', read: (_v, state) =>
     groupSeries(state, (g) => g.received) },
-  { name: 'connection_group_psn_rewinds_total', help: 'Reads that found a PSN of one of a group\'s connections behind the highest seen: retries, counted, never negative traffic.', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+  { name: 'connection_group_psn_rewinds_total', help: 'Reads that found a PSN of one of a group\'s connections behind the highest seen: retries, counted, never negative traffic.', type: 'counter', labels: GROUP_LABELS, changes: 'tick', read: (_v, state) =>
     groupSeries(state, (g) => g.rewinds) },
-  { name: 'connection_group_restarts_total', help: 'Times a connection of the group came back with a new QP number under the same identity (an endpoint restart).', type: 'counter', labels: ['device', 'port', 'direction', 'flow_id', 'pid', 'process'], changes: 'tick', read: (_v, state) =>
+  { name: 'connection_group_restarts_total', help: 'Times a connection of the group came back with a new QP number under the same identity (an endpoint restart).', type: 'counter', labels: GROUP_LABELS, changes: 'tick', read: (_v, state) =>
     groupSeries(state, (g) => g.restarts) },
   { name: 'connections_late_reads_total', help: 'Reads of the device\'s connection tables that came too late for the PSNs (further apart than its fastest port can send 2^23 packets in, at its link rate and MTU): nothing is counted from them.', type: 'counter', labels: ['device'], changes: 'tick', read: (_v, state) =>
     perDevice(state, (d) => d.lateReads) },
