@@ -239,21 +239,29 @@ describe('devices read at their own interval (issue 35)', () => {
 });
 
 describe('a connection read before its QP state sets its PSNs', () => {
-  // rdma_cm's initiator, read while connecting: INIT (both PSNs 0, rxe_qp_to_attr), then RTS with
-  // rq_psn and sq_psn at the random starts rdma_cm gave each side. Before, the jumps from 0 read
-  // as packets: the sender also "received" (direction both, so bind: auto placed its flow nowhere)
-  // or, from a start 2^23 or more ahead, as a rewind that held every packet after it uncounted.
+  // Real MXL's initiator read while it connects (`rdma res show qp` polled in the soft-RoCE guest,
+  // 2026-12-03): `lqpn 25 rqpn 0 type RC state INIT rq-psn 0 sq-psn 0`, then `state RTS rq-psn
+  // 5263149 sq-psn 5886142` (rdma_cm's random starts, the target's send PSN its receive PSN).
+  // Before, the jumps from 0 read as 5,886,142 packets sent and 5,263,149 received: the sender
+  // also "received" (direction both, so bind: auto placed its flow nowhere).
   const connecting = [
     obs({ state: 'INIT', cmState: 'ROUTE_RESOLVED', sqPsn: 0, rqPsn: 0 }),
-    obs({ state: 'RTS', sqPsn: 0xc0ffee, rqPsn: 0x2b0a11 }),
-    obs({ state: 'RTS', sqPsn: 0xc0ffee + 4200, rqPsn: 0x2b0a11 }),
+    obs({ state: 'RTS', sqPsn: 5_886_142, rqPsn: 5_263_149 }),
+    obs({ state: 'RTS', sqPsn: 5_886_184, rqPsn: 5_263_149 }),
   ];
 
   it('counts only the packets sent after RTS, and the sender stays tx', () => {
     const t = new ConnectionTracker();
     connecting.forEach((o, i) => t.update(['rxe0'], [o], i * 1000));
-    expect(only(t)).toMatchObject({ sent: { packets: 4200, rewinds: 0 }, received: { packets: 0, rewinds: 0 }, window: { sent: 4200, received: 0 } });
+    expect(only(t)).toMatchObject({ sent: { packets: 42, rewinds: 0 }, received: { packets: 0, rewinds: 0 }, window: { sent: 42, received: 0 } });
     expect(directionOf(only(t))).toBe('tx');
+  });
+
+  it('counts nothing from a start 2^23 or more ahead of the creation value (read as a rewind before, every later packet held uncounted)', () => {
+    const t = new ConnectionTracker();
+    [obs({ state: 'INIT', sqPsn: 0, rqPsn: 0 }), obs({ state: 'RTS', sqPsn: 0xc0ffee, rqPsn: 0 }), obs({ state: 'RTS', sqPsn: 0xc0ffee + 4200, rqPsn: 0 })]
+      .forEach((o, i) => t.update(['rxe0'], [o], i * 1000));
+    expect(only(t)).toMatchObject({ sent: { packets: 4200, rewinds: 0 }, window: { sent: 4200 } });
   });
 
   it('starts the receive PSN at RTR and the send PSN only at RTS (a responder in RTR)', () => {
