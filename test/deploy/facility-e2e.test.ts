@@ -31,6 +31,12 @@ const DEVICE = 'mlx5_0';
 const FOR = '3s';
 /** MxlFabricSiteSilent's "nothing for 2m" window in the test copy. */
 const SILENT_WINDOW = '5s';
+/**
+ * MxlFabricExporterDown's window of failed scrapes (1m: 4 scrapes at the shipped 15 s, shorter
+ * than its 5m of for:) in the test copy: it holds two 1 s scrapes even when remote_write brings
+ * the newest a second late, and stays shorter than FOR.
+ */
+const DOWN_WINDOW = '2500ms';
 /** After the expected notification: how long nothing more may arrive (group_interval 2s). */
 const QUIET_MS = 5000;
 
@@ -57,6 +63,19 @@ function start(cmd: string, args: string[]): Proc {
   child.stderr!.on('data', keep);
   return { child, output };
 }
+/**
+ * Whether a request waits unread on a TCP socket of `address` (ip:port, IPv4): the agent's scrape
+ * of an exporter that is stopped (SIGSTOP) is in flight. From /proc/net/tcp (Linux).
+ */
+function requestWaiting(address: string): boolean {
+  const [ip, port] = address.split(':') as [string, string];
+  const local = `${ip.split('.').reverse().map((b) => Number(b).toString(16).padStart(2, '0')).join('')}:${Number(port).toString(16).padStart(4, '0')}`.toUpperCase();
+  return readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).some((line) => {
+    const f = line.trim().split(/\s+/);
+    return f[1] === local && parseInt(f[4]?.split(':')[1] ?? '0', 16) > 0;
+  });
+}
+
 function stop(p: Proc | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -76,7 +95,7 @@ interface Host {
   dirs: Map<string, string>;
 }
 
-/** The shipped rule files with every `for:` at FOR, 1 s evaluation and SiteSilent's window shortened. */
+/** The shipped rule files with every `for:` at FOR, 1 s evaluation and the windows of SiteSilent and ExporterDown shortened. */
 function testRules(dir: string): string[] {
   return ['recording.yml', 'alerts.yml'].map((f) => {
     const doc = parse(readFileSync(join(PROM, 'rules', f), 'utf8')) as { groups: { interval?: string; rules: { alert?: string; expr: string; for?: string }[] }[] };
@@ -88,6 +107,10 @@ function testRules(dir: string): string[] {
         if (r.alert === 'MxlFabricSiteSilent') {
           expect(r.expr).toContain('[2m]');
           r.expr = r.expr.replace('[2m]', `[${SILENT_WINDOW}]`);
+        }
+        if (r.alert === 'MxlFabricExporterDown') {
+          expect(r.expr.match(/\[1m\]/g)).toHaveLength(2);
+          r.expr = r.expr.replaceAll('[1m]', `[${DOWN_WINDOW}]`);
         }
       }
     }
@@ -391,21 +414,82 @@ domains:
     await steady();
   });
 
-  it("one site's agent stopped: one page for the site, nothing for its hosts; resolved once the agent sends again", async () => {
+  const running = (p: Proc | undefined) => p !== undefined && p.child.exitCode === null && p.child.signalCode === null;
+  /** One stop of site-b's agent (SIGTERM: one whose last `up` 0 of b4 reached the centre) and its page, inhibition and resolve. */
+  async function agentStopped(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+    const b4 = hosts.get('b4')!;
     let from = mark();
-    // Killed, as a site goes silent when its uplink is cut. A SIGTERM'd agent cancels the scrape
-    // it is in and still remote-writes that scrape's `up` 0: an ExporterDown page for a host then
-    // raced the SiteSilent that inhibits it (seen once in CI, 127.0.1.8).
-    await stop(agents.get('site-b'), 'SIGKILL');
+    if (signal === 'SIGTERM') {
+      // Prometheus does not always send that `up` 0 before it exits (about 1 stop in 3 alone,
+      // far fewer beside the rest of test/deploy on 2 cores): until it has, the agent is started
+      // again at once, before SiteSilent's window passes. The 6th stop counts either way, so a
+      // loaded run may not show the case (it says so) but the stop's page is still checked.
+      for (let stops = 1; ; stops++) {
+        from = mark();
+        const last = stops === 6;
+        // Hold b4's exporter until the agent's scrape of it waits (well within its 1 s timeout),
+        // so that this scrape is in flight when the agent stops.
+        b4.exporter!.child.kill('SIGSTOP');
+        let inFlight = false;
+        try {
+          const end = Date.now() + 900;
+          while (!(inFlight = requestWaiting(b4.address)) && Date.now() < end) await sleep(10);
+          if (inFlight || last) await stop(agents.get('site-b'), 'SIGTERM');
+        } finally {
+          b4.exporter!.child.kill('SIGCONT');
+        }
+        if (!inFlight && !last) {
+          // no scrape of b4 seen waiting (it may have been in the exporter already): again
+          await steady();
+          continue;
+        }
+        // read once the agent is gone and has sent all it will
+        await sleep(1000);
+        const arrived = (await query(`up{job="mxl-fabric-exporter",instance="${ipOf('b4')}"} == 0`)).length === 1;
+        if (arrived || last) {
+          console.info(arrived ? `the agent's last up 0 of b4 reached the centre at stop ${stops}`
+            : `the agent's last up 0 of b4 did not reach the centre in ${stops} stops: this run does not show that case`);
+          break;
+        }
+        await startAgent('site-b');
+        await steady();
+      }
+    } else {
+      await stop(agents.get('site-b'), 'SIGKILL');
+    }
     expect(await since(from, 'the SiteSilent page', has('firing', 'MxlFabricSiteSilent'))).toEqual([page('firing', 'alertname=MxlFabricSiteSilent,site=site-b', 'MxlFabricSiteSilent')]);
     const a = hook!.notifications[from]!.alerts[0]!;
     expect(a.labels).toMatchObject({ site: 'site-b', severity: 'critical' });
     expect(a.annotations.description).toContain('though 4 of its exporters reported');
     expect((await amAlerts()).map((x) => x.labels.alertname)).toEqual(['MxlFabricSiteSilent']);
+    // not merely held back by the inhibition: not pending or firing at the centre either
+    expect((await firingAtCentre()).filter((x) => x.includes('MxlFabricExporterDown'))).toEqual([]);
 
     from = mark();
     await startAgent('site-b');
     expect(await since(from, 'the SiteSilent resolved notice', has('resolved', 'MxlFabricSiteSilent'))).toEqual([page('resolved', 'alertname=MxlFabricSiteSilent,site=site-b', 'MxlFabricSiteSilent')]);
     await steady();
+  }
+
+  // An agent stopped with SIGTERM cancels the scrapes it is in and still remote-writes their `up`
+  // 0. That last sample stays the current value for the 5 m lookback; MxlFabricExporterDown needs
+  // more than one failed scrape, so it does not page for it (the rule before did, FOR after the
+  // agent stopped, whenever SiteSilent's inhibition did not reach Alertmanager first: seen once
+  // in CI, 127.0.1.8).
+  it("one site's agent stopped (SIGTERM) with a host's scrape in flight: one page for the site, nothing for its hosts; resolved once the agent sends again", async () => {
+    try {
+      await agentStopped('SIGTERM');
+    } finally {
+      if (!running(agents.get('site-b'))) await startAgent('site-b');
+    }
+  });
+
+  // Killed (SIGKILL), as a site goes silent when its uplink is cut: it sends nothing more.
+  it("one site's agent killed (SIGKILL): one page for the site, nothing for its hosts; resolved once the agent sends again", async () => {
+    try {
+      await agentStopped('SIGKILL');
+    } finally {
+      if (!running(agents.get('site-b'))) await startAgent('site-b');
+    }
   });
 });
