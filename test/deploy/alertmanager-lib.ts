@@ -1,14 +1,15 @@
 /**
  * A real Alertmanager (Debian prometheus-alertmanager) on loopback with the shipped
  * deploy/alertmanager/alertmanager.yml, its receivers pointed at a webhook server the test runs
- * and its timers shortened; the webhook keeps every notification it receives.
+ * and its timers shortened; the webhook (test/rxe/faults/webhook.mjs) keeps every notification it
+ * receives.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ROOT, freePort } from './tools.js';
+import { startWebhook as startRecorder } from '../rxe/faults/webhook.mjs';
 
 export const ALERTMANAGER_YML = join(ROOT, 'deploy', 'alertmanager', 'alertmanager.yml');
 
@@ -24,21 +25,10 @@ export interface Notification {
 
 export interface Webhook { url: string; notifications: Notification[]; close(): Promise<void> }
 
+/** The faults scenario's webhook receiver (test/rxe/faults/webhook.mjs): one receiver for both. */
 export async function startWebhook(): Promise<Webhook> {
-  const notifications: Notification[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        notifications.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Notification);
-      } catch { /* not a notification */ }
-      res.writeHead(200).end();
-    });
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${port}`, notifications, close: () => new Promise((r) => server.close(() => r())) };
+  const w = await startRecorder();
+  return { url: w.url, notifications: w.notifications as Notification[], close: () => w.stop() };
 }
 
 interface AmConfig {
