@@ -288,7 +288,7 @@ export class ConnectionTracker {
     const sent = psnAdvance(c.sent, o.sqPsn, sqSet(o));
     if (sent !== c.sent) Object.assign(c.sent, sent);
     if (o.rqPsn !== undefined) {
-      const received = c.received ? psnAdvance(c.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
+      const received = rqCount(c.received, o.rqPsn, o.state, psnAdvance);
       if (c.received === undefined) c.received = received;
       else if (received !== c.received) Object.assign(c.received, received);
     }
@@ -308,12 +308,12 @@ export class ConnectionTracker {
   private again(prev: Connection, o: ConnectionObservation, pidKept: boolean, late: boolean, nowMs: number): string {
     const { restarts, twinQpn } = prev;
     if (late) {
-      const received = o.rqPsn === undefined ? prev.received : prev.received ? psnRebase(prev.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
+      const received = o.rqPsn === undefined ? prev.received : rqCount(prev.received, o.rqPsn, o.state, psnRebase);
       this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn, sqSet(o)), received, restarts, window: undefined, pidKept, twinQpn }, nowMs);
       return prev.key;
     }
     const sent = psnAdvance(prev.sent, o.sqPsn, sqSet(o));
-    const received = o.rqPsn === undefined ? prev.received : prev.received ? psnAdvance(prev.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
+    const received = o.rqPsn === undefined ? prev.received : rqCount(prev.received, o.rqPsn, o.state, psnAdvance);
     const window = prev.present
       ? { sent: sent.packets - prev.sent.packets, received: (received?.packets ?? 0) - (prev.received?.packets ?? 0), ms: nowMs - prev.lastSeenMs }
       : undefined;
@@ -332,7 +332,7 @@ export class ConnectionTracker {
       return key;
     }
     this.releaseQp(prev);
-    const received = o.rqPsn === undefined ? undefined : prev.received ? psnRebase(prev.received, o.rqPsn, rqSet(o)) : psnBaseline(o.rqPsn, rqSet(o));
+    const received = o.rqPsn === undefined ? undefined : rqCount(prev.received, o.rqPsn, o.state, psnRebase);
     this.set(prev.key, o, { sent: psnRebase(prev.sent, o.sqPsn, sqSet(o)), received, restarts: prev.restarts + 1, window: undefined, pidKept: false, twinQpn: prev.twinQpn }, nowMs);
     return prev.key;
   }
@@ -398,9 +398,17 @@ export class TrackerUpdate {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function rqBaseline(o: ConnectionObservation): PsnCount | undefined {
-  return o.rqPsn === undefined ? undefined : psnBaseline(o.rqPsn, rqSet(o));
+  return o.rqPsn === undefined ? undefined : psnBaseline(o.rqPsn, psnSetIn(o.state, 'rq'));
 }
 
-/** Whether the QP's state has set its send PSN (RTS and after) or its receive PSN (RTR and after). */
+/**
+ * The receive count after a read of `rqPsn` in `state`: `step` (psnAdvance, or psnRebase for a
+ * new PSN space) from what was counted, or the baseline when no rq_psn was read before.
+ */
+function rqCount(had: PsnCount | undefined, rqPsn: number, state: string, step: typeof psnAdvance): PsnCount {
+  const set = psnSetIn(state, 'rq');
+  return had ? step(had, rqPsn, set) : psnBaseline(rqPsn, set);
+}
+
+/** Whether the QP's state has set its send PSN (RTS and after). */
 const sqSet = (o: Pick<ConnectionObservation, 'state'>): boolean => psnSetIn(o.state, 'sq');
-const rqSet = (o: Pick<ConnectionObservation, 'state'>): boolean => psnSetIn(o.state, 'rq');
