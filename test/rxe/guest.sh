@@ -29,9 +29,10 @@ CMD=()
 # dependency of rdma_rxe but `rdma link add` fails without it. failover, net_failover
 # and virtio_net come in through virtio_net's dependencies.
 # rdma_ucm (with ib_cm, iw_cm, rdma_cm) gives /dev/infiniband/rdma_cm for librdmacm.
+# sch_netem and sch_tbf: the faults scenario's packet loss and rate cap (tc).
 GUEST_MODULES=(crc32_generic virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev
   virtio_pci netfs fscache 9pnet 9p 9pnet_virtio udp_tunnel ip6_udp_tunnel ib_core
-  ib_uverbs rdma_ucm rdma_rxe veth virtio_net)
+  ib_uverbs rdma_ucm rdma_rxe veth virtio_net sch_netem sch_tbf)
 
 usage() {
   sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2

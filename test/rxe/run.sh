@@ -25,6 +25,7 @@ SCENARIOS=(
   "ethtool test/rxe/ethtool-guest.sh - -"
   "connections test/rxe/connections/guest.sh - test/rxe/mxl/prepare.sh"
   "scale test/rxe/scale/guest.sh - test/rxe/mxl/prepare.sh"
+  "faults test/rxe/faults/guest.sh test/rxe/faults/host.mjs test/rxe/mxl/prepare.sh"
 )
 
 # The guest runs these from the host's root, so they must be installed here.
@@ -33,6 +34,8 @@ rxe_require_cmd prometheus prometheus
 rxe_require_cmd ethtool ethtool
 rxe_require_cmd ib_write_bw perftest
 rxe_require_cmd promtool prometheus
+rxe_require_cmd prometheus-alertmanager prometheus-alertmanager
+rxe_require_cmd tc iproute2
 compgen -G '/usr/lib/*/libibverbs/librxe-*.so' >/dev/null ||
   rxe_missing "the rxe verbs provider is missing; install it with: apt-get install ibverbs-providers"
 [[ -f /usr/include/infiniband/verbs.h && -f /usr/include/rdma/rdma_cma.h ]] ||

@@ -40,29 +40,47 @@ export function testRules(dir, forDuration) {
  * Starts Prometheus scraping `targets` (job mxl-fabric-exporter) with `ruleFiles`; resolves when
  * ready. A busy emulated guest can take a second to answer: a failed scrape marks every series
  * stale and restarts pending alerts, so give it `scrapeSeconds` (interval = timeout).
+ * `opts.alertmanager`: host:port its alerts go to. The handle's `stop()` ends it (SIGTERM) and
+ * `restart()` starts it again on the same port and TSDB.
  */
-export async function startPrometheus(dir, targets, ruleFiles, scrapeSeconds = 1) {
+export async function startPrometheus(dir, targets, ruleFiles, scrapeSeconds = 1, opts = {}) {
   const port = await freePort();
   const config = {
     global: { scrape_interval: `${scrapeSeconds}s`, scrape_timeout: `${scrapeSeconds}s`, evaluation_interval: '1s' },
     rule_files: ruleFiles,
     scrape_configs: [{ job_name: 'mxl-fabric-exporter', static_configs: [{ targets }] }],
+    ...(opts.alertmanager ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [opts.alertmanager] }] }] } } : {}),
   };
   writeFileSync(join(dir, 'prometheus.yml'), YAML.stringify(config));
-  const proc = spawn('prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`,
-    `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1h', '--log.level=warn',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  proc.stderr.on('data', (d) => writeFileSync(join(dir, 'prometheus.log'), d, { flag: 'a' }));
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${base}/-/ready`)).ok) return { proc, base, query: (q) => query(base, q) };
-    } catch { /* starting */ }
-    await sleep(200);
-  }
-  proc.kill('SIGTERM');
-  throw new Error('prometheus did not become ready');
+  const handle = { proc: undefined, base, query: (q) => query(base, q), stop: () => stopProc(handle.proc), restart: undefined };
+  const launch = async () => {
+    const proc = spawn('prometheus', [
+      `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+      `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1h', '--log.level=warn',
+    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    proc.stderr.on('data', (d) => writeFileSync(join(dir, 'prometheus.log'), d, { flag: 'a' }));
+    handle.proc = proc;
+    for (let i = 0; i < 150; i++) {
+      try {
+        if ((await fetch(`${base}/-/ready`)).ok) return handle;
+      } catch { /* starting */ }
+      await sleep(200);
+    }
+    proc.kill('SIGTERM');
+    throw new Error('prometheus did not become ready');
+  };
+  handle.restart = async () => { await handle.stop(); return launch(); };
+  return launch();
+}
+
+function stopProc(proc) {
+  return new Promise((resolve) => {
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    proc.once('exit', () => { clearTimeout(timer); resolve(); });
+    proc.kill('SIGTERM');
+  });
 }
 
 /** An instant query: [{ labels, value }]. */

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Runs inside the soft-RoCE guest (test/rxe/run.sh, scenario "faults", issue 32): real MXL fabrics
+# carrying two flows (A 320x180p25, B 256x144p29.97, each its own mxl-gst-testsrc writer, fabrics
+# target on rxe1 and initiator on rxe0), one exporter per end (sender.yaml on rxe0 at :9842,
+# receiver.yaml on rxe1 at :9843, bind: auto on their domain), and the injections the host side
+# (host.mjs, with Prometheus, Alertmanager and the webhook) asks for:
+#   the host writes OUT/cmd-N ("inject NAME", "undo NAME" or "end"); this script does it and
+#   writes OUT/done-N: "ok" or "fail: why", then KEY=VALUE lines (pids and names the expected
+#   pages use, expected.yml `substitutions`).
+# Every process and qdisc it starts is stopped or deleted when it exits.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
+: "${RXE_OUT:?RXE_OUT is set by guest.sh}"
+HERE=test/rxe/faults
+source test/rxe/routing.sh
+source test/rxe/guest-lib.sh
+rxe_mxl_scenario faults
+W=/tmp/faults-run
+CONF=$W/conf
+A_ID=5fbec3b1-1b0f-417d-9059-8b94a4710001
+B_ID=5fbec3b1-1b0f-417d-9059-8b94a4710002
+declare -A FLOW=([a]=test/rxe/mxl/flows/video.json [b]=test/rxe/connections/flows/video-b.json)
+declare -A ID=([a]=$A_ID [b]=$B_ID)
+declare -A SERVICE=([a]=1312 [b]=1314)
+declare -A WRITER TARGET INITIATOR EXPORTER
+# rxe's active MTU is the largest IB MTU that fits the netdev's (rxe_net.c rxe_set_mtu): 9000
+# gives 4096, the MTU the exporters' configs name; mtu-lowered takes veth0 to 2000 (1024).
+NETDEV_MTU=9000
+LOWERED_MTU=2000
+CMD_TIMEOUT=${FAULTS_CMD_TIMEOUT:-1800}
+
+cleanup() {
+  tc qdisc del dev veth0 root 2>/dev/null || true
+  ip link set veth0 up 2>/dev/null || true
+  ip link set veth0 mtu 1500 2>/dev/null || true
+  ip link set veth1 mtu 1500 2>/dev/null || true
+  ip rule del pref 11 iif lo to 192.168.77.2 lookup 100 2>/dev/null || true
+  rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 2>/dev/null || true
+  local p
+  for p in "${WRITER[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
+  rxe_stop_started
+  rxe_route_down 192.168.77.1 192.168.77.2
+}
+trap cleanup EXIT
+
+scrape() { rxe_http_get "$1" /metrics "$W/scrape-$1.txt" 2>/dev/null; } # scrape PORT
+bound() { # bound PORT DEVICE DIRECTION FLOW_ID: the exporter at PORT measures the flow by its connections there
+  scrape "$1" || return 1
+  grep -q "^mxl_fabric_flow_measured_packets_per_second{flow_id=\"$4\",device=\"$2\",port=\"1\",direction=\"$3\"" "$W/scrape-$1.txt"
+}
+bound_both() { bound 9842 rxe0 tx "$1" && bound 9843 rxe1 rx "$1"; } # bound_both FLOW_ID
+
+start_writer() { # start_writer F
+  "$P/bin/mxl-gst-testsrc" -d "$TX" -p black -v "${FLOW[$1]}" >>"$RXE_OUT/$1-testsrc.log" 2>&1 &
+  WRITER[$1]=$!
+  rxe_started "${WRITER[$1]}"
+  rxe_wait_for 60 test -e "$TX/${ID[$1]}.mxl-flow/data" || { rxe_fail "$1: mxl-gst-testsrc created no flow"; return 1; }
+}
+listens() { # listens F N: flow F's target has said it listens more than N times
+  (($(grep -c 'Transitioning to listening' "$RXE_OUT/$1-target.log" 2>/dev/null || true) > $2))
+}
+start_target() { # start_target F: a new target process and target info file
+  rm -f "$W/$1.target"
+  "$P/bin/mxl-fabrics-demo" -d "$RX" -p verbs -n 192.168.77.2 -s "${SERVICE[$1]}" -f "${FLOW[$1]}" -t "@$W/$1.target" \
+    >>"$RXE_OUT/$1-target.log" 2>&1 &
+  TARGET[$1]=$!
+  rxe_started "${TARGET[$1]}"
+  rxe_wait_for 60 test -s "$W/$1.target" || { rxe_fail "$1: the fabrics target wrote no target info"; return 1; }
+}
+start_initiator() { # start_initiator F: with MXL's patch-03 lib-rw (Linux 6.1, mxl/README)
+  LD_LIBRARY_PATH="$P/lib-rw" "$P/bin/mxl-fabrics-demo" -i -d "$TX" -p verbs -n 192.168.77.1 \
+    -f "${ID[$1]}" -t "@$W/$1.target" >>"$RXE_OUT/$1-initiator.log" 2>&1 &
+  INITIATOR[$1]=$!
+  rxe_started "${INITIATOR[$1]}"
+}
+kill_wait() { # kill_wait SIGNAL PID
+  kill "-$1" "$2" 2>/dev/null || true
+  wait "$2" 2>/dev/null || true
+}
+# The flow's connection from scratch: a new target, then a new initiator (MXL's initiator does not
+# reconnect, and a killed target's successor is a new endpoint: fault-facts.md).
+reconnect() { # reconnect F
+  kill_wait KILL "${INITIATOR[$1]}"
+  kill_wait KILL "${TARGET[$1]}"
+  start_target "$1" && start_initiator "$1" || return 1
+  rxe_wait_for 120 bound_both "${ID[$1]}" || { rxe_fail "$1: not measured by its connections on both ends after reconnecting"; return 1; }
+}
+# MXL's target listens again once it has read the old connection's shutdown (RCTarget.cpp); an
+# initiator that comes before is rejected and does not retry.
+restart_initiator() { # restart_initiator F LISTENED_BEFORE
+  rxe_wait_for 30 listens "$1" "$2" || { rxe_say "$1: its target did not listen again; reconnecting from a new target"; reconnect "$1"; return; }
+  start_initiator "$1"
+  rxe_wait_for 120 bound_both "${ID[$1]}" || { rxe_fail "$1: not measured by its connections again after its initiator restarted"; return 1; }
+}
+
+start_exporter() { # start_exporter sender|receiver PORT
+  node dist/cli/main.js serve --config.file "$CONF/$1.yaml" --web.listen-address "127.0.0.1:$2" --log.format json \
+    >>"$RXE_OUT/exporter-$1.log" 2>&1 &
+  EXPORTER[$1]=$!
+  rxe_started "${EXPORTER[$1]}"
+  rxe_wait_for 120 rxe_http_get "$2" /-/ready "$W/ready-$2" || { rxe_fail "the $1 exporter did not become ready"; return 1; }
+}
+
+perftest_listening() { rdma res show cm_id 2>/dev/null | grep -q 'state LISTEN .*:18515\b'; }
+perftest_start() { # ib_write_bw over RDMA CM from rxe0 to rxe1, as the connections scenario runs it
+  nice -n 19 ib_write_bw -R -d rxe1 -s 4096 -D 900 -p 18515 >>"$RXE_OUT/perftest-server.log" 2>&1 &
+  PERF_SERVER=$!
+  rxe_started "$PERF_SERVER"
+  rxe_wait_for 30 perftest_listening || { echo "the perftest server did not listen on 18515"; return 1; }
+  # perftest's client binds no source address: route it from veth0 as 192.168.77.1's traffic goes.
+  ip rule add pref 11 iif lo to 192.168.77.2 lookup 100
+  nice -n 19 ib_write_bw -R -d rxe0 -s 4096 -D 900 -p 18515 192.168.77.2 >>"$RXE_OUT/perftest-client.log" 2>&1 &
+  PERF_CLIENT=$!
+  rxe_started "$PERF_CLIENT"
+  echo "unknown_pid=$PERF_CLIENT"
+}
+perftest_stop() {
+  kill_wait KILL "$PERF_CLIENT"
+  kill_wait KILL "$PERF_SERVER"
+  ip rule del pref 11 iif lo to 192.168.77.2 lookup 100 2>/dev/null || true
+}
+
+vars() { # the substitutions of expected.yml, as KEY=VALUE lines
+  echo "flow_a=$A_ID"
+  echo "initiator_a_pid=${INITIATOR[a]}"
+  echo "target_a_pid=${TARGET[a]}"
+  echo "sender_domain=$TX"
+}
+
+# One injection or undo: prints extra KEY=VALUE lines; a non-zero exit is the fault's failure.
+inject() {
+  case $1 in
+    sender-killed | prometheus-restarted)
+      A_LISTENED=$(grep -c 'Transitioning to listening' "$RXE_OUT/a-target.log" || true)
+      echo "initiator_a_pid=${INITIATOR[a]}"
+      kill_wait KILL "${INITIATOR[a]}" ;;
+    target-killed) echo "target_a_pid=${TARGET[a]}"; kill_wait KILL "${TARGET[a]}" ;;
+    writer-stopped) kill -STOP "${WRITER[a]}" ;;
+    link-down) ip link set veth0 down ;;
+    rxe-deleted) timeout 60 rdma link delete rxe0 ;;
+    packet-loss) tc qdisc add dev veth0 root netem loss 2% ;;
+    # 16 Mbit/s: about half of flow A's 32 Mbit/s alone
+    rate-cap) tc qdisc add dev veth0 root tbf rate 16mbit burst 64kb latency 50ms ;;
+    unmodelled-traffic) perftest_start ;;
+    mtu-lowered) ip link set veth0 mtu $LOWERED_MTU ;;
+    domain-unreadable) chmod 000 "$TX" ;;
+    exporter-restarted)
+      kill_wait KILL "${EXPORTER[sender]}"
+      start_exporter sender 9842 ;;
+    config-reload-refused)
+      cp "$CONF/sender.yaml" "$W/sender.good.yaml"
+      printf 'ports: [ { device: rxe0\n' >"$CONF/sender.yaml"
+      kill -HUP "${EXPORTER[sender]}" ;;
+    *) echo "no injection for fault $1"; return 1 ;;
+  esac
+}
+undo() {
+  case $1 in
+    sender-killed | prometheus-restarted) restart_initiator a "$A_LISTENED" ;;
+    target-killed) reconnect a ;;
+    writer-stopped) kill -CONT "${WRITER[a]}" ;;
+    link-down) ip link set veth0 up && reconnect a && reconnect b ;;
+    rxe-deleted) rdma link add rxe0 type rxe netdev veth0 && reconnect a && reconnect b ;;
+    packet-loss | rate-cap) tc qdisc del dev veth0 root ;;
+    unmodelled-traffic) perftest_stop ;;
+    mtu-lowered) ip link set veth0 mtu $NETDEV_MTU && reconnect a && reconnect b ;;
+    domain-unreadable) chmod 755 "$TX" ;;
+    exporter-restarted) : ;;
+    config-reload-refused) cp "$W/sender.good.yaml" "$CONF/sender.yaml" && kill -HUP "${EXPORTER[sender]}" ;;
+    *) echo "no undo for fault $1"; return 1 ;;
+  esac
+}
+
+# The host's commands, in order, until "end".
+serve_commands() {
+  local n=1 cmd verb name out rc waited
+  while true; do
+    waited=0
+    until [[ -e $RXE_OUT/cmd-$n ]]; do
+      [[ -e $RXE_OUT/host-done ]] && { rxe_say "the host side ended"; return 0; }
+      sleep 0.2
+      ((++waited <= CMD_TIMEOUT * 5)) || { rxe_fail "no command $n from the host side within ${CMD_TIMEOUT}s"; return 1; }
+    done
+    cmd=$(<"$RXE_OUT/cmd-$n")
+    read -r verb name <<<"$cmd"
+    [[ $verb == end ]] && return 0
+    rxe_event "cmd-$n: $cmd"
+    rc=0
+    # Not in a subshell: the injections keep their pids in this shell's variables.
+    "$verb" "$name" >"$W/out" 2>&1 </dev/null || rc=$?
+    if ((rc == 0)); then
+      { echo ok; vars; grep -E '^[a-z_]+=' "$W/out" || true; } >"$W/done"
+    else
+      { echo "fail: $cmd: exit $rc: $(tail -n 3 "$W/out" | tr '\n' ' ')"; vars; } >"$W/done"
+    fi
+    mv "$W/done" "$RXE_OUT/done-$n"
+    rxe_event "done-$n: $(head -n 1 "$RXE_OUT/done-$n")"
+    n=$((n + 1))
+  done
+}
+
+main() {
+  [[ -x $P/bin/mxl-fabrics-demo ]] || { rxe_fail "no MXL fabrics build in $P (shared/mxl/build.sh --fabrics)"; exit 1; }
+  [[ -s $GST_REGISTRY ]] || { rxe_fail "no GStreamer registry at $GST_REGISTRY (run.sh builds it on the host)"; exit 1; }
+  command -v ib_write_bw >/dev/null || { rxe_fail "ib_write_bw (perftest) is not installed on the host"; exit 1; }
+  command -v tc >/dev/null || { rxe_fail "tc (iproute2) is not installed on the host"; exit 1; }
+  mkdir -p "$TX" "$RX" "$W" "$CONF"
+  # The configs are edited by config-reload-refused: the checkout is read-only here.
+  cp "$HERE/sender.yaml" "$HERE/receiver.yaml" "$CONF/"
+  local d
+  # One second of history, as the connections scenario (its guest.sh says why).
+  for d in "$TX" "$RX"; do echo '{ "urn:x-mxl:option:history_duration/v1.0": 1000000000 }' >"$d/options.json"; done
+  ip link set veth0 mtu $NETDEV_MTU
+  ip link set veth1 mtu $NETDEV_MTU
+  rxe_route_up 192.168.77.1 192.168.77.2 || { rxe_fail "policy routing: 192.168.77.2 not via veth0"; exit 1; }
+  local f
+  for f in a b; do start_writer $f && start_target $f || exit 1; done
+  start_exporter sender 9842 && start_exporter receiver 9843 || exit 1
+  for f in a b; do start_initiator $f; done
+  for f in a b; do rxe_wait_for 180 bound_both "${ID[$f]}" || { rxe_fail "$f: not measured by its connections on both ends"; exit 1; }; done
+  { echo ok; vars; } >"$W/ready"
+  mv "$W/ready" "$RXE_OUT/ready"
+  rxe_event "ready: both flows measured by their connections on both ends"
+  serve_commands
+  [[ ! -s $RXE_OUT/guest-failures.txt ]]
+}
+
+main "$@"
