@@ -4,18 +4,27 @@
 // prometheus-restarted (nothing scrapes), and for the rate series rxe-deleted (the port is gone).
 // `findGaps` is pure; `seriesGaps` reads the raw samples from Prometheus.
 
-/** Why a window may hold gaps: the faults whose windows excuse every series or only port series. */
+/**
+ * Why a window may hold gaps: the faults whose windows excuse every series or only port series,
+ * from `before` s before the window to `after` s after it. A gap between samples starts at the
+ * last sample before it, up to a scrape interval before the injection, which itself came before
+ * the window's `from` (host.mjs: when the guest's answer came); 5 s as for the Prometheus restart.
+ */
 const EXCUSES = {
-  'exporter-restarted': { all: true, before: 0, after: 20 },
-  'rxe-deleted': { all: false, before: 0, after: 30 },
+  'exporter-restarted': { all: true, before: 5, after: 20 },
+  'rxe-deleted': { all: false, before: 5, after: 30 },
 };
 
 /**
  * Gaps in one series' samples: [{ from, to }] in ms where consecutive samples are more than
- * `maxGapMs` apart, or where `up` reads 0 (then each run of zeros is one gap).
+ * `maxGapMs` apart, or where `up` reads 0 (then each run of zeros is one gap). With `until` (the
+ * end of the run, ms), a series whose last sample is more than `maxGapMs` before it has a gap
+ * from that sample to `until`: a series that stopped is a gap too.
  * @param {[number, number][]} samples [ms, value], sorted
+ * @param {number} maxGapMs
+ * @param {{ zeroIsGap?: boolean, until?: number }} [options]
  */
-export function findGaps(samples, maxGapMs, { zeroIsGap = false } = {}) {
+export function findGaps(samples, maxGapMs, { zeroIsGap = false, until } = {}) {
   const gaps = [];
   let zeroFrom;
   for (let i = 0; i < samples.length; i++) {
@@ -27,6 +36,8 @@ export function findGaps(samples, maxGapMs, { zeroIsGap = false } = {}) {
     }
   }
   if (zeroFrom !== undefined) gaps.push({ from: zeroFrom, to: samples[samples.length - 1][0] });
+  const last = samples.at(-1)?.[0];
+  if (until !== undefined && last !== undefined && until - last > maxGapMs) gaps.push({ from: last, to: until });
   return gaps;
 }
 
@@ -40,7 +51,7 @@ export function classifyGaps(gaps, windows) {
   for (const w of windows) {
     const e = EXCUSES[w.name];
     if (e) spans.push({ name: w.name, all: e.all, from: w.from - e.before * 1000, to: w.to + e.after * 1000 });
-    if (w.restartedAt) spans.push({ name: `${w.name} (Prometheus restart)`, all: true, from: w.restartedAt - 5000, to: w.restartedAt + 30_000 });
+    if (typeof w.restartedAt === 'number') spans.push({ name: `${w.name} (Prometheus restart)`, all: true, from: w.restartedAt - 5000, to: w.restartedAt + 30_000 });
   }
   const excused = [];
   const outside = [];
@@ -66,7 +77,7 @@ export async function seriesGaps(prom, { from, to, step, windows, instances }) {
   const maxGap = (2 * step + 1) * 1000;
   const found = [];
   for (const s of await raw(prom.base, `up{job="mxl-fabric-exporter",instance=~"${inst}"}[${range}]`, to)) {
-    for (const g of findGaps(s.samples, maxGap, { zeroIsGap: true })) found.push({ series: seriesName(s.labels), kind: 'up', ...g });
+    for (const g of findGaps(s.samples, maxGap, { zeroIsGap: true, until: to })) found.push({ series: seriesName(s.labels), kind: 'up', ...g });
   }
   // One series per port and direction: the layer the port counters measure.
   const rates = await raw(prom.base, `mxl_fabric_port_measured_bytes_per_second{instance=~"${inst}"}[${range}]`, to);
@@ -76,7 +87,7 @@ export async function seriesGaps(prom, { from, to, step, windows, instances }) {
     if (!perPort.has(key)) perPort.set(key, s);
   }
   for (const s of perPort.values()) {
-    for (const g of findGaps(s.samples, maxGap)) found.push({ series: seriesName(s.labels), kind: 'port', ...g });
+    for (const g of findGaps(s.samples, maxGap, { until: to })) found.push({ series: seriesName(s.labels), kind: 'port', ...g });
   }
   const at = (ms) => Math.round((ms - from) / 100) / 10;
   const { excused, outside } = classifyGaps(found, windows);

@@ -9,10 +9,12 @@
 //   node test/rxe/faults/scale.mjs --factor 10 --out DIR [--webhook URL]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import YAML from 'yaml';
 
-const REPO = new URL('../../..', import.meta.url).pathname;
+// fileURLToPath, not .pathname: a checkout whose path has a space or non-ASCII is percent-encoded there.
+const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 export const SHIPPED_RULES = ['alerts.yml', 'recording.yml'].map((f) => join(REPO, 'deploy/prometheus/rules', f));
 export const SHIPPED_ALERTMANAGER = join(REPO, 'deploy/alertmanager/alertmanager.yml');
 
@@ -37,14 +39,16 @@ export function formatMs(ms) {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
-/** `text` (a duration) divided by `factor`, rounded to the millisecond. */
+/** `text` (a duration) divided by `factor`, rounded to the millisecond (a zero duration stays 0s). */
 export function scaleDuration(text, factor) {
-  return formatMs(Math.max(1, Math.round(durationMs(text) / factor)));
+  const ms = durationMs(text);
+  return ms === 0 ? '0s' : formatMs(Math.max(1, Math.round(ms / factor)));
 }
 
-export function checkFactor(factor) {
+/** `factor` when it is a number of at least 1; `given` is what the user wrote, for the message. */
+export function checkFactor(factor, given = factor) {
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
-    throw new Error(`--factor must be a number of at least 1 (shipped durations are divided by it), not ${JSON.stringify(factor)}`);
+    throw new Error(`--factor must be a number of at least 1 (shipped durations are divided by it), not ${typeof given === 'string' ? JSON.stringify(given) : String(given)}`);
   }
   return factor;
 }
@@ -128,11 +132,12 @@ export function writeScaled(dir, factor, opts = {}) {
   return { rules, alertmanager };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     const { values } = parseArgs({ options: { factor: { type: 'string' }, out: { type: 'string' }, webhook: { type: 'string' } } });
     if (!values.out) throw new Error('--out DIR is required');
-    const factor = checkFactor(Number(values.factor ?? Number.NaN));
+    if (values.factor === undefined) throw new Error('--factor N is required');
+    const factor = checkFactor(Number(values.factor), values.factor);
     const written = writeScaled(values.out, factor, { webhook: values.webhook });
     console.log(JSON.stringify(written));
   } catch (e) {
