@@ -109,6 +109,11 @@ describe('scaleExpr', () => {
     expect(scaleExpr('mxl_fabric_drift_tolerance_ratio offset -2m', 10)).toBe('mxl_fabric_drift_tolerance_ratio offset -12s');
     expect(scaleExpr('up offset  1m', 10)).toBe('up offset 6s');
   });
+  it("MxlFabricConnectionDown's last_over_time(mxl_fabric_connection_info[10m]) is kept: the exporter keeps a vanished connection 10 minutes, unscaled", () => {
+    const e = 'max by (pid, flow_id) (last_over_time(mxl_fabric_connection_info{flow_id!=""}[10m])) unless rate(x[5m])';
+    expect(scaleExpr(e, 10)).toBe('max by (pid, flow_id) (last_over_time(mxl_fabric_connection_info{flow_id!=""}[10m])) unless rate(x[30s])');
+    expect(scaleExpr('last_over_time(up[10m])', 10)).toBe('last_over_time(up[60s])');
+  });
   it('an expression without durations is unchanged; a bad duration in a window is an error naming it', () => {
     const e = 'max without (source) (mxl_fabric_port_measured_bytes_per_second)';
     expect(scaleExpr(e, 10)).toBe(e);
@@ -220,8 +225,10 @@ describe('the shipped rules and Alertmanager config, scaled (writeScaled)', () =
             fors++;
           }
           expect(o.keep_firing_for, name).toBe(r.keep_firing_for);
-          // the same expression with each [range] divided by the factor
-          const ranges = (e: string) => [...e.matchAll(/\[([0-9a-z]+)\]/g)].map((m) => durationMs(m[1]));
+          // the same expression with each [range] divided by the factor, but the connection memory
+          // last_over_time(mxl_fabric_connection_info[10m]) (the exporter's keep time, unscaled)
+          const memory = /last_over_time\(mxl_fabric_connection_info[^[]*\[[0-9a-z]+\]\)/g;
+          const ranges = (e: string) => [...e.replace(memory, '').matchAll(/\[([0-9a-z]+)\]/g)].map((m) => durationMs(m[1]));
           expect(ranges(o.expr), name).toEqual(ranges(r.expr).map((ms: number) => ms / FACTOR));
           windows += ranges(r.expr).length;
           expect(o.expr.replace(/\[[0-9a-z:]+\]/g, '[]'), name).toBe(r.expr.replace(/\[[0-9a-z:]+\]/g, '[]'));

@@ -76,7 +76,7 @@ done
 # guest-ended tells each host side to stop waiting for phases that will never come.
 {
   rc=0
-  RXE_TIMEOUT="${RXE_TIMEOUT:-1500}" bash "$HERE/guest.sh" --hostfwd "$PORT:9842" --hostfwd "$PORT2:9843" --out "$OUT" -- \
+  RXE_TIMEOUT="${RXE_TIMEOUT:-4200}" bash "$HERE/guest.sh" --hostfwd "$PORT:9842" --hostfwd "$PORT2:9843" --out "$OUT" -- \
     bash test/rxe/scenarios.sh "${guest_args[@]}" || rc=$?
   for line in "${selected[@]}"; do read -r name _ <<<"$line"; touch "$OUT/$name/guest-ended"; done
   exit "$rc"

@@ -71,11 +71,12 @@ class Guest {
   /** Sends "VERB NAME" and waits for the guest's answer; resolves { ok, status, vars, at }. */
   async command(line, seconds = 300) {
     this.n += 1;
+    const sentAt = Date.now();
     const tmp = join(this.out, `.cmd-${this.n}`);
     writeFileSync(tmp, `${line}\n`);
     renameSync(tmp, join(this.out, `cmd-${this.n}`));
     const answer = parseAnswer(await this.waitFile(`done-${this.n}`, seconds));
-    return { ...answer, at: Date.now() };
+    return { ...answer, sentAt, at: Date.now() };
   }
 }
 
@@ -84,6 +85,16 @@ function spawnAlertmanager(dir, config, port) {
     `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address=', '--log.level=warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
   proc.stderr.on('data', (d) => writeFileSync(join(dir, 'alertmanager.log'), d, { flag: 'a' }));
   return proc;
+}
+
+/**
+ * Both ends run in one guest, so each exporter also finds the other end's device (it measures
+ * every RDMA port it finds, docs/flows-and-domains.md). Two hosts would not: each target keeps only
+ * the series of its own device (series without a device label are kept).
+ */
+export function oneHostEach({ sender, receiver }) {
+  const esc = (s) => s.replace(/[.]/g, '\\.');
+  return [{ source_labels: ['instance', 'device'], regex: `${esc(sender)};rxe1|${esc(receiver)};rxe0`, action: 'drop' }];
 }
 
 async function waitReady(base, what) {
@@ -101,16 +112,24 @@ function openPages(records, from) {
   return [...last.entries()].filter(([, s]) => s === 'firing').map(([k]) => JSON.parse(k));
 }
 
-async function firingAlerts(prom) {
-  return (await prom.query('ALERTS{alertstate="firing"}')).map((s) => s.labels);
+/** Alerts Prometheus holds (firing or pending) and targets not up: what stops a clean baseline. */
+async function notClean(prom, hook, from) {
+  const alerts = (await prom.query('ALERTS')).map((s) => s.labels);
+  const down = (await prom.query('up{job="mxl-fabric-exporter"} != 1')).map((s) => ({ alertname: '(target down)', ...s.labels }));
+  const targets = await prom.query('up{job="mxl-fabric-exporter"}');
+  const missing = targets.length < 2 ? [{ alertname: '(targets not scraped yet)' }] : [];
+  return [...alerts, ...down, ...missing, ...openPages(hook.records, from)];
 }
 
-/** Until nothing fires in Prometheus and no page is open at the webhook, for `quiet` s in a row. */
+/**
+ * Until no alert fires or is pending in Prometheus, both targets are up and no page is open at the
+ * webhook, for `quiet` s in a row.
+ */
 async function cleanBaseline(prom, hook, from, seconds, quiet = 6) {
   let since;
   let last = [];
   for (let t = 0; t < seconds; t++) {
-    last = [...(await firingAlerts(prom)), ...openPages(hook.records, from)];
+    last = await notClean(prom, hook, from);
     if (last.length === 0) {
       since ??= Date.now();
       if (Date.now() - since >= quiet * 1000) return { ok: true, open: [] };
@@ -130,7 +149,7 @@ async function runFault(ctx, fault) {
   const arrived = () => expected.pages.every((p) => hook.records.some((r) => r.at >= inj.at && r.alert.status === 'firing' && matches(p, r.alert.labels)));
   let restartedAt;
   for (let t = 0; t < BOUND_S && inj.ok && !arrived(); t++) await sleep(1000);
-  if (expected.pages.length && !arrived()) problems.push(`its pages did not all arrive within ${BOUND_S} s`);
+  if (expected.pages.length && !arrived()) { problems.push(`its pages did not all arrive within ${BOUND_S} s`); log(`${fault.name}: ${problems.at(-1)}`); }
   await sleep(SETTLE_S * 1000);
   if (fault.name === 'prometheus-restarted') {
     log(`${fault.name}: restarting Prometheus (same TSDB)`);
@@ -146,7 +165,7 @@ async function runFault(ctx, fault) {
   if (!cleared.ok) problems.push(`not clean ${RESOLVE_S} s after the undo: ${cleared.open.map((l) => l.alertname).join(', ')}`);
   const entry = judgeFault({ fault: expected, injectedAt: inj.at, undoneAt: und.at, records: hook.records, until: Date.now(), factor: ctx.factor });
   log(`${fault.name}: first page ${entry.first_page_s} s, resolved ${entry.resolved_s} s after the undo; extra ${entry.extra.length}, missing ${entry.missing.length}`);
-  return { entry: { ...entry, guest: { injection: inj.status, undo: und.status }, problems, ...(restartedAt ? { prometheus_restarted_s: (restartedAt - inj.at) / 1000 } : {}) }, window: { name: fault.name, from: inj.at, to: und.at, restartedAt } };
+  return { entry: { ...entry, guest: { injection: inj.status, undo: und.status }, problems, ...(restartedAt ? { prometheus_restarted_s: (restartedAt - inj.at) / 1000 } : {}) }, window: { name: fault.name, from: inj.sentAt, to: und.at, restartedAt } };
 }
 
 async function main() {
@@ -171,7 +190,7 @@ async function main() {
   const report = { ok: false, failures: [] };
   try {
     await waitReady(`http://127.0.0.1:${amPort}`, 'alertmanager');
-    prom = await startPrometheus(dir, [a.sender, a.receiver], scaled.rules, SCRAPE_SECONDS, { alertmanager: `127.0.0.1:${amPort}` });
+    prom = await startPrometheus(dir, [a.sender, a.receiver], scaled.rules, SCRAPE_SECONDS, { alertmanager: `127.0.0.1:${amPort}`, metricRelabel: oneHostEach(a) });
     const runFrom = Date.now();
     const base = { ...ready.vars, sender_instance: a.sender, receiver_instance: a.receiver };
     const ctx = { guest, hook, prom, exp, base, factor };

@@ -58,11 +58,21 @@ export function checkFactor(factor, given = factor) {
 const WINDOW = /\[([0-9a-z]+)(?::([0-9a-z]*))?\]/g;
 const OFFSET = /\boffset\s+(-?)([0-9a-z]+)/g;
 
+// Windows the scale leaves alone: they mirror a time the exporter keeps, which the scale does
+// not shorten. MxlFabricConnectionDown remembers a vanished connection's flow over
+// last_over_time(mxl_fabric_connection_info[10m]) because the exporter keeps that connection 10
+// minutes with connection_up 0 (docs/connections.md); scaled to 1 minute, the page would resolve
+// 1 minute after the kill while the exporter still reports the connection down.
+const EXPORTER_TIME = /last_over_time\(mxl_fabric_connection_info\b[^[]*\[[0-9a-z]+\]\)/g;
+
 /** A PromQL expression with its range windows, subquery steps and offsets divided by `factor`. */
 export function scaleExpr(expr, factor) {
-  return expr
+  const kept = [];
+  const held = expr.replace(EXPORTER_TIME, (m) => { kept.push(m); return `\u0000${kept.length - 1}\u0000`; });
+  return held
     .replace(WINDOW, (_, range, step) => `[${scaleDuration(range, factor)}${step === undefined ? '' : `:${step === '' ? '' : scaleDuration(step, factor)}`}]`)
-    .replace(OFFSET, (_, sign, d) => `offset ${sign}${scaleDuration(d, factor)}`);
+    .replace(OFFSET, (_, sign, d) => `offset ${sign}${scaleDuration(d, factor)}`)
+    .replace(/\u0000(\d+)\u0000/g, (_, i) => kept[Number(i)]);
 }
 
 /** One parsed rule file (`groups`), scaled; `interval` sets every group's evaluation interval. */

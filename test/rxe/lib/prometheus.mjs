@@ -40,7 +40,7 @@ export function testRules(dir, forDuration) {
  * Starts Prometheus scraping `targets` (job mxl-fabric-exporter) with `ruleFiles`; resolves when
  * ready. A busy emulated guest can take a second to answer: a failed scrape marks every series
  * stale and restarts pending alerts, so give it `scrapeSeconds` (interval = timeout).
- * `opts.alertmanager`: host:port its alerts go to. The handle's `stop()` ends it (SIGTERM) and
+ * `opts.alertmanager`: host:port its alerts go to; `opts.metricRelabel`: the job's metric_relabel_configs. The handle's `stop()` ends it (SIGTERM) and
  * `restart()` starts it again on the same port and TSDB.
  */
 export async function startPrometheus(dir, targets, ruleFiles, scrapeSeconds = 1, opts = {}) {
@@ -48,7 +48,7 @@ export async function startPrometheus(dir, targets, ruleFiles, scrapeSeconds = 1
   const config = {
     global: { scrape_interval: `${scrapeSeconds}s`, scrape_timeout: `${scrapeSeconds}s`, evaluation_interval: '1s' },
     rule_files: ruleFiles,
-    scrape_configs: [{ job_name: 'mxl-fabric-exporter', static_configs: [{ targets }] }],
+    scrape_configs: [{ job_name: 'mxl-fabric-exporter', static_configs: [{ targets }], ...(opts.metricRelabel ? { metric_relabel_configs: opts.metricRelabel } : {}) }],
     ...(opts.alertmanager ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [opts.alertmanager] }] }] } } : {}),
   };
   writeFileSync(join(dir, 'prometheus.yml'), YAML.stringify(config));
