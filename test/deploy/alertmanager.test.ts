@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { needs, tool } from './tools.js';
+import { needs, sleep, tool } from './tools.js';
 import { ALERTMANAGER_YML, type Alertmanager, type Webhook, startAlertmanager, startWebhook, summarize } from './alertmanager-lib.js';
 
 const amtool = tool('amtool', 'prometheus-alertmanager');
@@ -113,6 +113,79 @@ needs(alertmanager).describe('grouping and inhibition on a real Alertmanager', {
     expect(suppressed).toEqual([
       's1 MxlFabricFlowMissing h1', 's1 MxlFabricPortDown h1', 's2 MxlFabricFlowNotReceived h1', 's2 MxlFabricModelDrift h1',
       's3 MxlFabricFlowNotReceived h2', 's4 MxlFabricFlowNotReceived h3', 's5 MxlFabricExporterDown h1',
+    ]);
+  });
+});
+
+const warn = (alertname: string, more: Record<string, string>) => alert({ alertname, severity: 'warning', ...more });
+const KEYS = ['instance', 'device', 'port', 'flow_id', 'direction', 'quantity'] as const;
+const named = (l: Record<string, string>): string => [l.site, l.alertname, ...KEYS.filter((k) => l[k] !== undefined).map((k) => `${k}=${l[k]}`)].join(' ');
+
+// One page per cause (issue 32: the faults of test/rxe/faults/expected.yml, whose notes name the
+// inhibitions below). Each test posts a cause with its consequences on sites of its own (a prefix)
+// and flow ids of its own, and compares what reaches the webhook from those sites.
+needs(alertmanager).describe('one page per cause on a real Alertmanager: the show-day faults (issue 32)', { timeout: 60_000 }, () => {
+  let dir = '';
+  let hook: Webhook | undefined;
+  let am: Alertmanager | undefined;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mfe-am-faults-'));
+    hook = await startWebhook();
+    am = await startAlertmanager(alertmanager.require(), dir, hook.url);
+  }, 30_000);
+  afterAll(async () => {
+    await am?.stop();
+    await hook?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * Posts `alerts` (every one on a site starting with `prefix`); the notifications of those sites
+   * must be `pages` (summarize) and the alerts Alertmanager holds as inhibited `held` (site,
+   * alertname and key labels): held back, not lost or unrouted.
+   */
+  async function onePagePerCause(prefix: string, alerts: ReturnType<typeof alert>[], pages: string[], held: string[]): Promise<void> {
+    expect(alerts.every((a) => a.labels.site?.startsWith(prefix))).toBe(true);
+    const r = await fetch(`${am!.base}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(alerts) });
+    expect(r.status).toBe(200);
+    const received = () => hook!.notifications.filter((n) => n.groupLabels.site?.startsWith(prefix)).map((n) => summarize(n, KEYS)).sort();
+    const end = Date.now() + 20_000;
+    while (Date.now() < end && received().length < pages.length) await sleep(200);
+    await sleep(3000); // anything more would come by now (group_interval 2s)
+    expect(received()).toEqual([...pages].sort());
+    const listed = (await (await fetch(`${am!.base}/api/v2/alerts?inhibited=true`)).json()) as { labels: Record<string, string>; status: { inhibitedBy: string[] } }[];
+    const mine = listed.filter((a) => a.labels.site?.startsWith(prefix));
+    expect(mine.length, 'every posted alert is at Alertmanager').toBe(alerts.length);
+    expect(mine.filter((a) => a.status.inhibitedBy.length > 0).map((a) => named(a.labels)).sort()).toEqual([...held].sort());
+  }
+
+  it('link-down, rxe-deleted: PortDown or PortAbsent holds back the transport and MTU alerts of its port; TransportRetries without one still pages', async () => {
+    const a = { site: 'pd-a', instance: 'h1', ...port };
+    const b = { site: 'pd-b', instance: 'h1', device: 'rxe0', port: '1' };
+    await onePagePerCause('pd-', [
+      // the link of h1 mlx5_0/1 is down: QPs retry and give up, the port's active MTU reads low
+      crit('MxlFabricPortDown', a),
+      crit('MxlFabricTransportRetriesExceeded', a),
+      warn('MxlFabricTransportRetries', a),
+      warn('MxlFabricPortMtuBelowModel', a),
+      // rxe0 deleted: the QPs on it give up
+      warn('MxlFabricPortAbsent', b),
+      crit('MxlFabricTransportRetriesExceeded', b),
+      // a lossy port 1 (no port down there) while port 2 of the same host is down
+      warn('MxlFabricTransportRetries', { site: 'pd-c', instance: 'h1', ...port }),
+      crit('MxlFabricPortDown', { site: 'pd-c', instance: 'h1', device: 'mlx5_0', port: '2' }),
+      crit('MxlFabricTransportRetriesExceeded', { site: 'pd-c', instance: 'h2', device: 'mlx5_0', port: '2' }),
+    ], [
+      'mxl-fabric-page firing {alertname=MxlFabricPortDown,site=pd-a} [MxlFabricPortDown instance=h1 device=mlx5_0 port=1]',
+      'mxl-fabric-ticket firing {alertname=MxlFabricPortAbsent,site=pd-b} [MxlFabricPortAbsent instance=h1 device=rxe0 port=1]',
+      'mxl-fabric-ticket firing {alertname=MxlFabricTransportRetries,site=pd-c} [MxlFabricTransportRetries instance=h1 device=mlx5_0 port=1]',
+      'mxl-fabric-page firing {alertname=MxlFabricPortDown,site=pd-c} [MxlFabricPortDown instance=h1 device=mlx5_0 port=2]',
+      'mxl-fabric-page firing {alertname=MxlFabricTransportRetriesExceeded,site=pd-c} [MxlFabricTransportRetriesExceeded instance=h2 device=mlx5_0 port=2]',
+    ], [
+      'pd-a MxlFabricTransportRetriesExceeded instance=h1 device=mlx5_0 port=1',
+      'pd-a MxlFabricTransportRetries instance=h1 device=mlx5_0 port=1',
+      'pd-a MxlFabricPortMtuBelowModel instance=h1 device=mlx5_0 port=1',
+      'pd-b MxlFabricTransportRetriesExceeded instance=h1 device=rxe0 port=1',
     ]);
   });
 });
