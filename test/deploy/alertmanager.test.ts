@@ -33,7 +33,7 @@ needs(amtool).it('amtool check-config accepts deploy/alertmanager/alertmanager.y
   const r = amtoolRun(['check-config', ALERTMANAGER_YML]);
   expect(r.status, r.stdout + r.stderr).toBe(0);
   expect(r.stdout).toMatch(/SUCCESS/);
-  expect(r.stdout).toMatch(/5 inhibit rules/);
+  expect(r.stdout).toMatch(/6 inhibit rules/);
 });
 
 needs(amtool).describe('amtool config routes test', () => {
@@ -251,6 +251,27 @@ needs(alertmanager).describe('one page per cause on a real Alertmanager: the sho
       'fs-a MxlFabricFlowDrift instance=h1 device=mlx5_0 port=1 flow_id=fs-f1 direction=tx quantity=packets',
       'fs-b MxlFabricFlowDrift instance=h2 device=rxe1 port=1 flow_id=fs-f1 direction=rx quantity=packets',
       'fs-b MxlFabricFlowDrift instance=h2 device=rxe1 port=1 flow_id=fs-f2 direction=rx quantity=packets',
+    ]);
+  });
+
+  it('packet-loss: TransportRetries holds back the model and flow drift of its port (retransmissions inflate the rates); not those of another port or host', async () => {
+    const lossy = { site: 'tr-a', instance: 'h1', ...port };
+    await onePagePerCause('tr-', [
+      warn('MxlFabricTransportRetries', lossy),
+      warn('MxlFabricModelDrift', { ...lossy, direction: 'tx', quantity: 'bytes' }),
+      warn('MxlFabricModelDrift', { ...lossy, direction: 'rx', quantity: 'packets' }),
+      warn('MxlFabricFlowDrift', { ...lossy, direction: 'tx', flow_id: 'tr-f1', quantity: 'packets' }),
+      // drift on port 2 of the host and on port 1 of another host: not this loss
+      warn('MxlFabricModelDrift', { ...lossy, port: '2', direction: 'tx', quantity: 'bytes' }),
+      warn('MxlFabricFlowDrift', { ...lossy, instance: 'h2', direction: 'rx', flow_id: 'tr-f2', quantity: 'packets' }),
+    ], [
+      'mxl-fabric-ticket firing {alertname=MxlFabricTransportRetries,site=tr-a} [MxlFabricTransportRetries instance=h1 device=mlx5_0 port=1]',
+      'mxl-fabric-ticket firing {alertname=MxlFabricModelDrift,site=tr-a} [MxlFabricModelDrift instance=h1 device=mlx5_0 port=2 direction=tx quantity=bytes]',
+      'mxl-fabric-ticket firing {flow_id=tr-f2,site=tr-a} [MxlFabricFlowDrift instance=h2 device=mlx5_0 port=1 flow_id=tr-f2 direction=rx quantity=packets]',
+    ], [
+      'tr-a MxlFabricModelDrift instance=h1 device=mlx5_0 port=1 direction=tx quantity=bytes',
+      'tr-a MxlFabricModelDrift instance=h1 device=mlx5_0 port=1 direction=rx quantity=packets',
+      'tr-a MxlFabricFlowDrift instance=h1 device=mlx5_0 port=1 flow_id=tr-f1 direction=tx quantity=packets',
     ]);
   });
 });
