@@ -33,7 +33,7 @@ needs(amtool).it('amtool check-config accepts deploy/alertmanager/alertmanager.y
   const r = amtoolRun(['check-config', ALERTMANAGER_YML]);
   expect(r.status, r.stdout + r.stderr).toBe(0);
   expect(r.stdout).toMatch(/SUCCESS/);
-  expect(r.stdout).toMatch(/6 inhibit rules/);
+  expect(r.stdout).toMatch(/7 inhibit rules/);
 });
 
 needs(amtool).describe('amtool config routes test', () => {
@@ -272,6 +272,34 @@ needs(alertmanager).describe('one page per cause on a real Alertmanager: the sho
       'tr-a MxlFabricModelDrift instance=h1 device=mlx5_0 port=1 direction=tx quantity=bytes',
       'tr-a MxlFabricModelDrift instance=h1 device=mlx5_0 port=1 direction=rx quantity=packets',
       'tr-a MxlFabricFlowDrift instance=h1 device=mlx5_0 port=1 flow_id=tr-f1 direction=tx quantity=packets',
+    ]);
+  });
+
+  it('mtu-lowered: PortMtuBelowModel holds back the drift and transport alerts of its port; not those of another port', async () => {
+    const low = { site: 'mtu-a', instance: 'h1', device: 'rxe0', port: '1' };
+    await onePagePerCause('mtu-', [
+      warn('MxlFabricPortMtuBelowModel', low),
+      warn('MxlFabricModelDrift', { ...low, direction: 'tx', quantity: 'packets' }),
+      warn('MxlFabricFlowDrift', { ...low, direction: 'tx', flow_id: 'mtu-f1', quantity: 'packets' }),
+      warn('MxlFabricTransportRetries', low),
+      crit('MxlFabricTransportRetriesExceeded', low),
+      // the receiving end's port has its own MTU: its drift is not held back by rxe0's
+      warn('MxlFabricModelDrift', { ...low, instance: 'h2', device: 'rxe1', direction: 'rx', quantity: 'packets' }),
+      // a low MTU and the drift it causes without retransmissions (the QPs were restarted)
+      warn('MxlFabricPortMtuBelowModel', { site: 'mtu-b', instance: 'h3', ...port }),
+      warn('MxlFabricModelDrift', { site: 'mtu-b', instance: 'h3', ...port, direction: 'rx', quantity: 'packets' }),
+      warn('MxlFabricFlowDrift', { site: 'mtu-b', instance: 'h3', ...port, direction: 'rx', flow_id: 'mtu-f2', quantity: 'packets' }),
+    ], [
+      'mxl-fabric-ticket firing {alertname=MxlFabricPortMtuBelowModel,site=mtu-a} [MxlFabricPortMtuBelowModel instance=h1 device=rxe0 port=1]',
+      'mxl-fabric-ticket firing {alertname=MxlFabricPortMtuBelowModel,site=mtu-b} [MxlFabricPortMtuBelowModel instance=h3 device=mlx5_0 port=1]',
+      'mxl-fabric-ticket firing {alertname=MxlFabricModelDrift,site=mtu-a} [MxlFabricModelDrift instance=h2 device=rxe1 port=1 direction=rx quantity=packets]',
+    ], [
+      'mtu-a MxlFabricModelDrift instance=h1 device=rxe0 port=1 direction=tx quantity=packets',
+      'mtu-a MxlFabricFlowDrift instance=h1 device=rxe0 port=1 flow_id=mtu-f1 direction=tx quantity=packets',
+      'mtu-a MxlFabricTransportRetries instance=h1 device=rxe0 port=1',
+      'mtu-a MxlFabricTransportRetriesExceeded instance=h1 device=rxe0 port=1',
+      'mtu-b MxlFabricModelDrift instance=h3 device=mlx5_0 port=1 direction=rx quantity=packets',
+      'mtu-b MxlFabricFlowDrift instance=h3 device=mlx5_0 port=1 flow_id=mtu-f2 direction=rx quantity=packets',
     ]);
   });
 });
