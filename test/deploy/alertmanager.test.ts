@@ -33,7 +33,7 @@ needs(amtool).it('amtool check-config accepts deploy/alertmanager/alertmanager.y
   const r = amtoolRun(['check-config', ALERTMANAGER_YML]);
   expect(r.status, r.stdout + r.stderr).toBe(0);
   expect(r.stdout).toMatch(/SUCCESS/);
-  expect(r.stdout).toMatch(/7 inhibit rules/);
+  expect(r.stdout).toMatch(/8 inhibit rules/);
 });
 
 needs(amtool).describe('amtool config routes test', () => {
@@ -300,6 +300,22 @@ needs(alertmanager).describe('one page per cause on a real Alertmanager: the sho
       'mtu-a MxlFabricTransportRetriesExceeded instance=h1 device=rxe0 port=1',
       'mtu-b MxlFabricModelDrift instance=h3 device=mlx5_0 port=1 direction=rx quantity=packets',
       'mtu-b MxlFabricFlowDrift instance=h3 device=mlx5_0 port=1 flow_id=mtu-f2 direction=rx quantity=packets',
+    ]);
+  });
+
+  it('domain-unreadable: DomainUnreadable holds back FlowMissing and FlowStalled of its host; not those of another host', async () => {
+    const h1 = { site: 'dom-a', instance: 'h1' };
+    await onePagePerCause('dom-', [
+      warn('MxlFabricDomainUnreadable', { ...h1, domain: '/dev/shm/mxl' }),
+      crit('MxlFabricFlowMissing', { ...h1, ...port, direction: 'tx', flow_id: 'dom-f1' }),
+      warn('MxlFabricFlowStalled', { ...h1, ...port, direction: 'tx', flow_id: 'dom-f2' }),
+      crit('MxlFabricFlowMissing', { site: 'dom-a', instance: 'h2', ...port, direction: 'tx', flow_id: 'dom-f3' }),
+    ], [
+      'mxl-fabric-ticket firing {alertname=MxlFabricDomainUnreadable,site=dom-a} [MxlFabricDomainUnreadable instance=h1]',
+      'mxl-fabric-page firing {flow_id=dom-f3,site=dom-a} [MxlFabricFlowMissing instance=h2 device=mlx5_0 port=1 flow_id=dom-f3 direction=tx]',
+    ], [
+      'dom-a MxlFabricFlowMissing instance=h1 device=mlx5_0 port=1 flow_id=dom-f1 direction=tx',
+      'dom-a MxlFabricFlowStalled instance=h1 device=mlx5_0 port=1 flow_id=dom-f2 direction=tx',
     ]);
   });
 });
