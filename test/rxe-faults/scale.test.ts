@@ -278,7 +278,8 @@ describe('the shipped rules and Alertmanager config, scaled (writeScaled)', () =
     const r = spawnSync(amtool.require(), ['check-config', written.alertmanager], { encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/SUCCESS/);
-    expect(r.stdout).toMatch(/4 inhibit rules/);
+    const shipped = load<AmConfig>(SHIPPED_ALERTMANAGER);
+    expect(r.stdout).toContain(`${shipped.inhibit_rules!.length} inhibit rules`);
   });
 
   it('a missing input file is an error naming it', () => {
