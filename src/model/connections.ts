@@ -346,6 +346,11 @@ export class ConnectionTracker {
     qps.set(obs.qpn, key);
   }
 
+  /** Whether the connection of `key` is in its device's last read; undefined when it is not kept at all. */
+  isPresent(key: string): boolean | undefined {
+    return this.byKey.get(key)?.present;
+  }
+
   /** Every connection known, present or recently gone, in first-seen order. */
   connections(): Connection[] {
     return [...this.byKey.values()];

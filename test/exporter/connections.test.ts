@@ -446,3 +446,58 @@ describe('connections read too late for the PSN wrap (issue 33)', () => {
     expect(one(m, 'mxl_fabric_connections_late_reads_total', { device: 'rxe0' })).toBe(1);
   });
 });
+
+describe('connection_process_exited (issue 32: one page per cause)', () => {
+  /** rxe0 with pid 202's connection (it will be killed) and pid 205's (its QP will be destroyed while it runs), and 205's second QP, kept. */
+  async function ends(metrics: string): Promise<FakeRestrackKernel> {
+    proc = ProcFixture.create();
+    proc.add({ pid: 202, comm: 'mxl-fabrics-dem', startTicks: 7n });
+    proc.add({ pid: 205, comm: 'mxl-fabrics-dem', startTicks: 8n });
+    const kernel = new FakeRestrackKernel();
+    kernel.device(3, 'rxe0', [
+      { lqpn: 33, sqPsn: 100, rqPsn: 1, rqpn: 33, pid: 202 },
+      { lqpn: 34, sqPsn: 100, rqPsn: 1, rqpn: 34, pid: 205 },
+      { lqpn: 35, sqPsn: 100, rqPsn: 1, rqpn: 35, pid: 205 },
+    ], [
+      { lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 },
+      { lqpn: 34, src: ['10.99.0.1', 48131], dst: ['10.99.0.2', 1313], pid: 205 },
+      { lqpn: 35, src: ['10.99.0.1', 48132], dst: ['10.99.0.3', 1313], pid: 205 },
+    ]);
+    run = await startDaemon('rxe_6_1', `${metrics}sampling: { interval: 1s, window: 4s }\n`, undefined, () => ({ restrack: () => ({ ok: true, transport: kernel.transport() }), procRoot: proc!.root }));
+    await run.tick(1);
+    return kernel;
+  }
+  /** pid 202 killed (its QP and /proc/202 gone), and pid 205's first QP destroyed while it runs. */
+  function kill(kernel: FakeRestrackKernel): void {
+    proc!.remove(202);
+    kernel.qps.set('rxe0', kernel.qps.get('rxe0')!.slice(2));
+    kernel.cmIds.set('rxe0', kernel.cmIds.get('rxe0')!.slice(2));
+  }
+
+  it('is 1 for the vanished connection whose process exited, absent for the one whose process runs and for a present one; gone with the connection', async () => {
+    const kernel = await ends(PER_QP);
+    expect([...series(await run!.scrape(), 'mxl_fabric_connection_process_exited')]).toEqual([]);
+    kill(kernel);
+    await run!.tick(1);
+    const m = await run!.scrape();
+    expect([...series(m, 'mxl_fabric_connection_process_exited')]).toEqual([
+      ['mxl_fabric_connection_process_exited{device="rxe0",port="1",local="10.99.0.1:48130",peer="10.99.0.2:1312",pid="202"}', 1],
+    ]);
+    expect(one(m, 'mxl_fabric_connection_up', { local: '10.99.0.1:48130' })).toBe(0);
+    expect(one(m, 'mxl_fabric_connection_up', { local: '10.99.0.1:48131' })).toBe(0);
+    await run!.tick(1);
+    expect([...series(await run!.scrape(), 'mxl_fabric_connection_process_exited').keys()]).toHaveLength(1);
+    // Kept 10 minutes, then dropped with the connection.
+    await run!.tick(601);
+    expect([...series(await run!.scrape(), 'mxl_fabric_connection_process_exited')]).toEqual([]);
+  });
+
+  it('is not exported for connection groups (metrics.connection_series flow, the default)', async () => {
+    const kernel = await ends('');
+    kill(kernel);
+    await run!.tick(1);
+    const m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_group_up', { pid: '202' })).toBe(0);
+    expect([...series(m, 'mxl_fabric_connection_process_exited')]).toEqual([]);
+  });
+});

@@ -165,7 +165,8 @@ flows:
     },
   },
   // RDMA connections from restrack (an in-memory kernel): an MXL-like sender with a cm_id whose
-  // sq_psn moves as sent_pkts does (coverage 1), a QP without cm_id receiving, one in ERR, one in RTR.
+  // sq_psn moves as sent_pkts does (coverage 1), a QP without cm_id receiving, one in ERR, one in RTR,
+  // and one whose process is killed before the last tick (connection_process_exited at qp).
   // The sender's process (a /proc fixture) maps the domain's video flow: the connection carries
   // it, measured at exactly its predicted packets per second (drift 0). One series set per QP
   // (metrics.connection_series: qp), and per group at the default (flow; issue 35).
@@ -255,6 +256,7 @@ domains:
         pid: 202, comm: 'mxl-fabrics-dem', startTicks: 4242n, cgroup: `0::/system.slice/docker-${'c'.repeat(64)}.scope\n`,
         maps: `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `${connectionsDomain}/${VIDEO_FLOW.id}.mxl-flow/grains/data.0`, inode: 12 })}\n`,
       });
+      proc.add({ pid: 309, comm: 'mxl-fabrics-dem', startTicks: 5000n });
       restrack = new FakeRestrackKernel();
       restrack.device(3, 'rxe0', [
         { lqpn: 1, sqPsn: 2, type: 1 },
@@ -263,7 +265,9 @@ domains:
         { lqpn: 50, sqPsn: 9, rqPsn: 9, rqpn: 51, pid: 301, state: 6 },
         // a responder in RTR (perftest's server without -R never moves to RTS): it receives, it is up
         { lqpn: 60, sqPsn: 3, rqPsn: 70, rqpn: 61, pid: 300, state: 2 },
-      ], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }]);
+        // an initiator killed before the last tick (issue 32): its QP and its process go together
+        { lqpn: 70, sqPsn: 11, rqPsn: 11, rqpn: 71, pid: 309 },
+      ], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }, { lqpn: 70, src: ['10.99.0.1', 44056], dst: ['10.99.0.2', 1312], pid: 309 }]);
       const k = restrack;
       return { restrack: () => ({ ok: true, transport: k.transport() }), procRoot: proc.root };
     },
@@ -277,6 +281,11 @@ domains:
         qps[1]!.sqPsn = (qps[1]!.sqPsn + VIDEO_PACKETS_PER_SECOND) % 2 ** 24; // wraps past 2^24 on the first tick
         qps[2]!.rqPsn = qps[2]!.rqPsn! + 30;
         qps[4]!.rqPsn = qps[4]!.rqPsn! + 5;
+        if (i === 2) {
+          proc!.remove(309);
+          restrack!.qps.set('rxe0', qps.filter((q) => q.pid !== 309));
+          restrack!.cmIds.set('rxe0', restrack!.cmIds.get('rxe0')!.filter((c) => c.pid !== 309));
+        }
         await run.tick(1);
       }
     },

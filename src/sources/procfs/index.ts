@@ -7,9 +7,11 @@ export {
   DEFAULT_PROC_ROOT,
   mappedFlowsReads,
   processAgainReads,
+  processExitReads,
   processReads,
   reasonOf,
   sameProcess,
+  type ExitRead,
   type MappedFlowsRead,
   type ProcessInfo,
   type ProcessRead,
@@ -20,5 +22,6 @@ export {
   parseComm,
   parseMaps,
   parseStartTicks,
+  parseTaskState,
   parseTgid,
 } from './parse.js';

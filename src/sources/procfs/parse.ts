@@ -146,11 +146,27 @@ function flowOfPath(path: string, domains: readonly Domain[]): MappedFlow | unde
  * so fields are counted from the last ')': `state` (field 3) is the first after it.
  */
 export function parseStartTicks(stat: string): bigint | undefined {
-  const close = stat.lastIndexOf(')');
-  if (close < 0) return undefined;
-  const fields = stat.slice(close + 1).trim().split(/\s+/);
-  const starttime = fields[22 - 3];
+  const starttime = statFieldsAfterComm(stat)?.[22 - 3];
   return starttime !== undefined && /^\d+$/.test(starttime) ? BigInt(starttime) : undefined;
+}
+
+/** The fields of a stat line after the comm (field 3 on), or undefined without its ')'. */
+function statFieldsAfterComm(stat: string): string[] | undefined {
+  const close = stat.lastIndexOf(')');
+  return close < 0 ? undefined : stat.slice(close + 1).trim().split(/\s+/);
+}
+
+/**
+ * Fields 3 and 20 of /proc/PID/stat: the task's state letter (`R`, `S`, `D`, `Z` zombie, `X`
+ * dead...; fs/proc/array.c task_state_array) and `num_threads`, the thread group's count
+ * (signal->nr_threads, which counts the zombie leader itself until it is reaped).
+ */
+export function parseTaskState(stat: string): { readonly state: string; readonly threads: number } | undefined {
+  const fields = statFieldsAfterComm(stat);
+  const state = fields?.[0];
+  const threads = fields?.[20 - 3];
+  if (state === undefined || !/^[A-Za-z]$/.test(state) || threads === undefined || !/^\d+$/.test(threads)) return undefined;
+  return { state, threads: Number(threads) };
 }
 
 /** /proc/PID/comm: the task's name (at most 15 bytes, TASK_COMM_LEN 16) and a newline. */

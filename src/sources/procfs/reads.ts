@@ -5,7 +5,7 @@
  */
 import { statusName } from '../../reads/ops.js';
 import { all, read, type ReadProgram } from '../../reads/program.js';
-import { parseCgroup, parseCmdline, parseComm, parseMaps, parseStartTicks, parseTgid, type MappedFlow } from './parse.js';
+import { parseCgroup, parseCmdline, parseComm, parseMaps, parseStartTicks, parseTaskState, parseTgid, type MappedFlow } from './parse.js';
 import { ERRNO } from '../../ffi/errno.js';
 
 export const DEFAULT_PROC_ROOT = '/proc';
@@ -157,6 +157,39 @@ export function* processAgainReads(procRoot: string, last: ProcessInfo): ReadPro
   if (!stat.ok) return failure(reasonOf(stat.status), stat.detail);
   if (parseStartTicks(stat.bytes.toString('utf8')) === last.startTicks) return { ok: true, process: last };
   return yield* processReads(procRoot, last.pid);
+}
+
+/**
+ * Whether a process found before (`last`: its pid and start) has exited: `exited` with why, or
+ * running. A failed read that is not the process's absence is no answer (`denied`, `error`),
+ * never an exit: a process the exporter may not see is not taken for one that is gone.
+ */
+export type ExitRead =
+  | { readonly ok: true; readonly exited: false }
+  | { readonly ok: true; readonly exited: true; readonly detail: string }
+  | { readonly ok: false; readonly reason: Exclude<ReadFailureReason, 'gone'>; readonly detail: string };
+
+/**
+ * Has `last` exited? One read of `/proc/PID/stat` (world-readable), the cheapest that tells: no
+ * such pid (ENOENT, ESRCH), or another start time (the pid was reused: the name alone would not
+ * tell a restarted `mxl-fabrics-dem` from the one that exited), or a zombie whose threads are all
+ * gone (state Z with one thread: exited, not reaped yet; a leader that ended while its other
+ * threads run is Z with more, and runs).
+ */
+export function* processExitReads(procRoot: string, last: Pick<ProcessInfo, 'pid' | 'startTicks'>): ReadProgram<ExitRead> {
+  const path = `${procRoot}/${last.pid}/stat`;
+  const stat = yield* procFile(path, STAT_ROOM, STAT_ROOM * GROWTH);
+  if (!stat.ok) {
+    const reason = reasonOf(stat.status);
+    return reason === 'gone' ? { ok: true, exited: true, detail: stat.detail } : { ok: false, reason, detail: stat.detail };
+  }
+  const text = stat.bytes.toString('utf8');
+  const start = parseStartTicks(text);
+  const task = parseTaskState(text);
+  if (start === undefined || task === undefined) return { ok: false, reason: 'error', detail: `no state, num_threads or starttime in '${path}'` };
+  if (start !== last.startTicks) return { ok: true, exited: true, detail: `pid ${last.pid} is another process now (started at ${start}, not ${last.startTicks})` };
+  if ((task.state === 'Z' || task.state === 'X') && task.threads <= 1) return { ok: true, exited: true, detail: `pid ${last.pid} exited (state ${task.state}: not reaped yet)` };
+  return { ok: true, exited: false };
 }
 
 /**

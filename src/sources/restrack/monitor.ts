@@ -13,7 +13,7 @@ import { type ConnectionGroup, ConnectionGroups, type GroupLabels } from '../../
 import type { BoundedReads, Job, Outcome, Pending } from '../../reads/bounded.js';
 import { type ReadProgram, runSync } from '../../reads/program.js';
 import { readErrorText } from '../../reads/errors.js';
-import { DEFAULT_PROC_ROOT, type MappedFlowsRead, type ProcessInfo, type ProcessRead, mappedFlowsReads, processAgainReads, processReads, sameProcess } from '../procfs/index.js';
+import { DEFAULT_PROC_ROOT, type ExitRead, type MappedFlowsRead, type ProcessInfo, type ProcessRead, mappedFlowsReads, processAgainReads, processExitReads, processReads, sameProcess } from '../procfs/index.js';
 import { type ConnectionOwner, type Pin, type ProcessShare, assignFlows, sharedByProcess } from './assign.js';
 import { DeviceJoin, IdentityKeys } from './join.js';
 import { decodeCmIdDumpSliced, decodeQpDumpSliced } from '../netlink/restrack.js';
@@ -90,6 +90,8 @@ export interface FlowJoinOptions {
   readonly procRoot?: string;
   /** The reads of one pid (tests: a process whose maps the kernel refuses). */
   readonly processReads?: typeof processAndMaps;
+  /** Whether a vanished connection's process exited (tests: an answer a fixture cannot give, EACCES). */
+  readonly exitReads?: typeof processExitReads;
   /** metrics.connection_series: how the connections are counted in groups (none for `qp`). */
   readonly series?: () => ConnectionSeries;
 }
@@ -129,6 +131,10 @@ export class ConnectionMonitor {
   private pacing: { readonly config: ReadPacing; readonly devices: DevicePacing } | undefined;
   private readonly overBudget = new Set<string>();
   private readonly grouped = new ConnectionGroups();
+  /** Per connection (key), the process it was last found to be of while present (pid and start). */
+  private readonly ranBy = new Map<string, ProcessInfo>();
+  /** Vanished connections (keys) whose process has exited since; an exit is for good. */
+  private readonly exited = new Set<string>();
   /** Per pid, its maps as last read, when, with which connections (connectionSignatures) and domain paths. */
   private readonly mapsRead = new Map<number, { readonly maps: MappedFlowsRead; readonly atMs: number; readonly signature: string | undefined; readonly paths: string }>();
   /** carriedPlaces() of the owners of the last tick, once asked for. */
@@ -256,7 +262,20 @@ export class ConnectionMonitor {
       return processAndMapsAgain(root, pid, paths, last, fresh ? m.maps : undefined);
     };
     const programs = pids.map((pid) => (named.has(pid) ? again(pid) ?? read(root, pid, paths) : lastKnown(this.lastProcess.get(pid)!, read(root, this.lastProcess.get(pid)!.pid, paths))));
-    const outcomes = (pids.length === 0 ? [] : yield pids.map((pid, i) => ({ group: `proc ${pid}`, program: programs[i]! }))) as readonly Outcome<ProcessAndMaps>[];
+    const series = flows.series?.() ?? 'qp';
+    const checks = this.exitChecks(series === 'qp');
+    const exitReads = flows.exitReads ?? processExitReads;
+    const jobs = [
+      ...pids.map((pid, i) => ({ group: `proc ${pid}`, program: programs[i]! })),
+      ...checks.map((c) => ({ group: `proc ${c.process.pid}`, program: exitReads(root, c.process) })),
+    ];
+    const all = jobs.length === 0 ? [] : yield jobs;
+    const outcomes = all.slice(0, pids.length) as readonly Outcome<ProcessAndMaps>[];
+    checks.forEach((c, i) => {
+      const o = all[pids.length + i] as Outcome<ExitRead> | undefined;
+      // Not read (blocked, deferred), denied or an error: not known to have exited; asked again next read.
+      if (o?.kind === 'done' && o.value.ok && o.value.exited) for (const k of c.keys) this.exited.add(k);
+    });
     const processes = new Map<number, ProcessRead>();
     const maps = new Map<number, MappedFlowsRead>();
     const lastProcess = new Map<number, ProcessInfo>();
@@ -280,6 +299,7 @@ export class ConnectionMonitor {
     });
     this.processes = processes;
     this.lastProcess = lastProcess;
+    this.recordOwners(present, processes);
     for (const pid of this.mapsRead.keys()) if (!processes.has(pid)) this.mapsRead.delete(pid);
     this.status = { ...this.status, mapsDenied: this.mapsDenied };
     const many = present.length > FEW;
@@ -299,8 +319,57 @@ export class ConnectionMonitor {
     if (many) yield [];
     this.shares = sharedByProcess(present, this.owners, maps);
     if (many) yield [];
-    const series = flows.series?.() ?? 'qp';
     yield* turns(this.grouped.updateSliced(this.tracker.connections(), (c, had) => (series === 'qp' ? undefined : this.groupOf(c, series, had)), slicer()));
+  }
+
+  /**
+   * The vanished connections to ask about (`ask`: at metrics.connection_series `qp`), one check
+   * per process (many QPs of one process vanish together): those kept with a process they were
+   * found to be of, not yet known to have exited. In the tables' normal course nothing vanished
+   * and nothing is read. Connections no longer kept are forgotten here.
+   */
+  private exitChecks(ask: boolean): { readonly process: ProcessInfo; readonly keys: string[] }[] {
+    const out = new Map<string, { process: ProcessInfo; keys: string[] }>();
+    for (const [k, p] of this.ranBy) {
+      const present = this.tracker.isPresent(k);
+      if (present === undefined) {
+        this.ranBy.delete(k);
+        this.exited.delete(k);
+        continue;
+      }
+      if (!ask || present || this.exited.has(k)) continue;
+      const id = `${p.pid} ${p.startTicks}`;
+      const had = out.get(id);
+      if (had === undefined) out.set(id, { process: p, keys: [k] });
+      else had.keys.push(k);
+    }
+    return [...out.values()];
+  }
+
+  /**
+   * Each present connection's process as just read (kept when the read failed: the last one
+   * found stands); a connection in the tables again is not one whose process exited.
+   */
+  private recordOwners(present: readonly Connection[], processes: ReadonlyMap<number, ProcessRead>): void {
+    for (const c of present) {
+      if (this.exited.size > 0) this.exited.delete(c.key);
+      const p = c.obs.pid === undefined ? undefined : processes.get(c.obs.pid);
+      if (p?.ok && this.ranBy.get(c.key) !== p.process) this.ranBy.set(c.key, p.process);
+    }
+  }
+
+  /**
+   * Whether a connection gone from the tables is kept with its process exited since (its pid gone
+   * from /proc, a zombie, or another process's now): procfs processExitReads, checked at each read
+   * at metrics.connection_series `qp` for vanished connections only.
+   */
+  processExited(key: string): boolean {
+    return this.exited.has(key);
+  }
+
+  /** Whether any kept connection's process is known to have exited (none: nothing to export). */
+  anyProcessExited(): boolean {
+    return this.exited.size > 0;
   }
 
   /**

@@ -23,14 +23,18 @@ export interface FixtureProcess {
   readonly tgid?: number;
   readonly cgroup?: string;
   readonly maps?: string;
+  /** stat's state letter (field 3): `R` when omitted; `Z` a zombie. */
+  readonly state?: string;
+  /** stat's num_threads (field 20): 1 when omitted. */
+  readonly threads?: number;
 }
 
 /**
  * A stat line as do_task_stat prints it: fields after starttime copied from a real
  * /proc/self/stat (this machine's `cat`), so only pid, comm, ppid and starttime are ours.
  */
-export function statLine(pid: number, comm: string, startTicks: bigint, ppid = 1): string {
-  const before = `R ${ppid} ${pid} ${pid} 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0`; // fields 3..21
+export function statLine(pid: number, comm: string, startTicks: bigint, ppid = 1, task: { readonly state?: string; readonly threads?: number } = {}): string {
+  const before = `${task.state ?? 'R'} ${ppid} ${pid} ${pid} 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 ${task.threads ?? 1} 0`; // fields 3..21
   const after =
     '3133440 414 18446744073709551615 94612721340416 94612721360297 140723645914784 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 ' +
     '94612721376304 94612721377920 94613018226688 140723645917921 140723645917941 140723645917941 140723645919211 0'; // 23..52
@@ -66,7 +70,7 @@ export class ProcFixture {
     const d = this.dir(p.pid);
     fs.rmSync(d, { recursive: true, force: true });
     fs.mkdirSync(d);
-    fs.writeFileSync(path.join(d, 'stat'), statLine(p.pid, p.comm, p.startTicks));
+    fs.writeFileSync(path.join(d, 'stat'), statLine(p.pid, p.comm, p.startTicks, 1, { ...(p.state ? { state: p.state } : {}), ...(p.threads ? { threads: p.threads } : {}) }));
     fs.writeFileSync(path.join(d, 'status'), statusText(p.pid, p.comm, p.tgid));
     fs.writeFileSync(path.join(d, 'comm'), `${p.comm}\n`);
     fs.writeFileSync(path.join(d, 'cmdline'), (p.cmdline ?? []).map((a) => `${a}\0`).join(''));

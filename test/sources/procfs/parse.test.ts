@@ -4,7 +4,7 @@
  * whose comm holds spaces and parentheses.
  */
 import { describe, it, expect } from 'vitest';
-import { parseCgroup, parseCmdline, parseComm, parseMaps, parseStartTicks, parseTgid } from '../../../src/sources/procfs/index.js';
+import { parseCgroup, parseCmdline, parseComm, parseMaps, parseStartTicks, parseTaskState, parseTgid } from '../../../src/sources/procfs/index.js';
 import { mapsLine, statLine, statusText } from './fixture.js';
 
 const ID = '3f4b9c1e8a7d6b5c4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b';
@@ -232,6 +232,20 @@ describe('parseStartTicks', () => {
     expect(parseStartTicks('202 (mxl) S 1 202 202 0 -1')).toBeUndefined();
     expect(parseStartTicks('no parenthesis here')).toBeUndefined();
     expect(parseStartTicks('')).toBeUndefined();
+  });
+});
+
+describe('parseTaskState', () => {
+  it('fields 3 and 20: the state letter and num_threads, counted from the last ")"', () => {
+    expect(parseTaskState(statLine(202, 'mxl-fabrics-dem', 44720n))).toEqual({ state: 'R', threads: 1 });
+    expect(parseTaskState(statLine(202, 'a) R 1 (b', 1n, 1, { state: 'Z', threads: 1 }))).toEqual({ state: 'Z', threads: 1 });
+    expect(parseTaskState(statLine(202, 'mxl', 1n, 1, { state: 'Z', threads: 4 }))).toEqual({ state: 'Z', threads: 4 });
+  });
+
+  it('a cut or foreign line gives nothing', () => {
+    expect(parseTaskState('202 (mxl) S 1 202 202 0 -1')).toBeUndefined();
+    expect(parseTaskState('no parenthesis here')).toBeUndefined();
+    expect(parseTaskState('202 (mxl) 7 1 202 202 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 5')).toBeUndefined();
   });
 });
 

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Op } from '../../../src/reads/ops.js';
 import { runSync } from '../../../src/reads/program.js';
-import { mappedFlowsReads, processReads, reasonOf, sameProcess, type ProcessInfo } from '../../../src/sources/procfs/index.js';
+import { mappedFlowsReads, processExitReads, processReads, reasonOf, sameProcess, type ProcessInfo } from '../../../src/sources/procfs/index.js';
 import { ProcFixture, mapsLine } from './fixture.js';
 import { pathOf, runDriven } from './drive.js';
 
@@ -240,6 +240,44 @@ describe('mappedFlowsReads on a fixture /proc', () => {
     const f = sender(fixture());
     f.write(202, 'maps', '');
     expect(runSync(mappedFlowsReads(f.root, 202, [TX]))).toEqual({ ok: true, flows: [] });
+  });
+});
+
+describe('processExitReads: has a process found before exited? (issue 32)', () => {
+  it('running: the same pid with the same start, one read of its stat', () => {
+    const f = sender(fixture());
+    const { value, rounds } = runDriven(processExitReads(f.root, SENDER));
+    expect(value).toEqual({ ok: true, exited: false });
+    expect(rounds.map((r) => r.map((op) => pathOf(op)))).toEqual([[`${f.root}/202/stat`]]);
+  });
+
+  it('exited: no /proc/PID (ENOENT), or ESRCH as the kernel answers a task that exited under an open file', () => {
+    const f = fixture();
+    expect(runSync(processExitReads(f.root, SENDER))).toEqual({ ok: true, exited: true, detail: `ENOENT: read '${f.root}/202/stat'` });
+    sender(f);
+    expect(runDriven(processExitReads(f.root, SENDER), { status: () => -3 }).value).toEqual({ ok: true, exited: true, detail: `ESRCH: read '${f.root}/202/stat'` });
+  });
+
+  it('exited: the pid is another process now (another start), whatever its name', () => {
+    const f = sender(fixture(), 51234n);
+    expect(runSync(processExitReads(f.root, SENDER))).toEqual({ ok: true, exited: true, detail: 'pid 202 is another process now (started at 51234, not 44720)' });
+  });
+
+  it('exited: a zombie (state Z, its one thread gone); a leader that ended while its threads run is running', () => {
+    const f = fixture();
+    f.add({ pid: 202, comm: 'mxl-fabrics-dem', startTicks: 44720n, state: 'Z' });
+    expect(runSync(processExitReads(f.root, SENDER))).toEqual({ ok: true, exited: true, detail: 'pid 202 exited (state Z: not reaped yet)' });
+    f.add({ pid: 202, comm: 'mxl-fabrics-dem', startTicks: 44720n, state: 'Z', threads: 3 });
+    expect(runSync(processExitReads(f.root, SENDER))).toEqual({ ok: true, exited: false });
+  });
+
+  it("a stat the kernel refuses (EACCES, EPERM) is 'denied', never an exit; a stat that does not parse is an error", () => {
+    const f = sender(fixture());
+    for (const [errno, name] of [[-13, 'EACCES'], [-1, 'EPERM']] as const) {
+      expect(runDriven(processExitReads(f.root, SENDER), { status: () => errno }).value).toEqual({ ok: false, reason: 'denied', detail: `${name}: read '${f.root}/202/stat'` });
+    }
+    f.write(202, 'stat', '202 (mxl-fabrics-dem) S 1 202\n');
+    expect(runSync(processExitReads(f.root, SENDER))).toEqual({ ok: false, reason: 'error', detail: `no state, num_threads or starttime in '${f.root}/202/stat'` });
   });
 });
 

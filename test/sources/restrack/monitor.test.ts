@@ -9,7 +9,8 @@ import { NetlinkUnavailable } from '../../../src/sources/netlink/index.js';
 import { FakeRestrackKernel } from './fake-kernel.js';
 import { ProcFixture, mapsLine } from '../procfs/fixture.js';
 import { processAndMaps } from '../../../src/sources/restrack/monitor.js';
-import { processReads } from '../../../src/sources/procfs/index.js';
+import { type ExitRead, processExitReads, processReads } from '../../../src/sources/procfs/index.js';
+import type { ConnectionSeries } from '../../../src/config/types.js';
 
 const FLOW = '5fbec3b1-1b0f-417d-9059-8b94a47197ed';
 
@@ -288,6 +289,146 @@ describe('the processes behind thousands of connections, read again (issue 35)',
       expect(m.processOf(202)).toMatchObject({ ok: true, process: { comm: 'other', startTicks: 9999n } });
     } finally {
       proc.close();
+    }
+  });
+});
+
+describe('a vanished connection whose process exited (issue 32: one page per cause)', () => {
+  // Flow A's initiator (pid 309) on rxe0 and the target (pid 181) on rxe1, as in the soft-RoCE
+  // guest with real MXL: killing the initiator removes its QP (its process is gone) and the
+  // target's (MXL's target destroys it after the disconnect and listens again; it still runs).
+  const INITIATOR = { lqpn: 17, src: ['192.168.77.1', 44056] as const, dst: ['192.168.77.2', 1312] as const };
+  function twoEnds(): { proc: ProcFixture; k: FakeRestrackKernel } {
+    const proc = ProcFixture.create();
+    proc.add({ pid: 309, comm: 'mxl-fabrics-dem', startTicks: 5000n });
+    proc.add({ pid: 181, comm: 'mxl-fabrics-dem', startTicks: 4000n });
+    const k = new FakeRestrackKernel();
+    k.device(3, 'rxe0', [{ lqpn: INITIATOR.lqpn, sqPsn: 100, rqPsn: 5, rqpn: 18, pid: 309 }],
+      [{ lqpn: INITIATOR.lqpn, src: [...INITIATOR.src], dst: [...INITIATOR.dst], pid: 309 }]);
+    k.device(4, 'rxe1', [{ lqpn: 18, sqPsn: 5, rqPsn: 100, rqpn: 17, pid: 181 }],
+      [{ lqpn: 18, src: [...INITIATOR.dst], dst: [...INITIATOR.src], pid: 181 }]);
+    return { proc, k };
+  }
+  /** The monitor with its exit checks counted (pid per check) and, when `answer` says, answered instead. */
+  function monitor(proc: ProcFixture, k: FakeRestrackKernel, checked: number[], opts: { answer?: ExitRead; series?: ConnectionSeries } = {}): ConnectionMonitor {
+    reader = new BoundedReads({ readTimeoutMs: 1000, mode: 'direct' });
+    const exitReads: typeof processExitReads = function* (root, last) {
+      checked.push(last.pid);
+      const r = yield* processExitReads(root, last);
+      return opts.answer ?? r;
+    };
+    return new ConnectionMonitor(new RestrackSource(() => ({ ok: true, transport: k.transport() })), undefined, undefined,
+      { domainPaths: () => [], pins: () => [], procRoot: proc.root, exitReads, ...(opts.series ? { series: () => opts.series! } : {}) });
+  }
+  const keyOn = (m: ConnectionMonitor, device: string): string => m.connections().find((c) => c.obs.device === device)!.key;
+  const exitedNow = (m: ConnectionMonitor): Record<string, boolean> =>
+    Object.fromEntries(m.connections().map((c) => [`${c.obs.device} ${c.present ? 'present' : 'vanished'}`, m.processExited(c.key)]));
+
+  it('the killed initiator\'s connection is exited; the target\'s, whose process runs, is not; a present one is not; checked only once vanished', async () => {
+    const { proc, k } = twoEnds();
+    const checked: number[] = [];
+    const m = monitor(proc, k, checked);
+    try {
+      await m.tick(reader!, 0);
+      await m.tick(reader!, 1000);
+      expect(exitedNow(m)).toEqual({ 'rxe0 present': false, 'rxe1 present': false });
+      expect(checked).toEqual([]); // nothing vanished: nothing read for it
+      expect(m.anyProcessExited()).toBe(false);
+      proc.remove(309); // SIGKILL: the process goes, and both QPs with it
+      k.qps.set('rxe0', []);
+      k.cmIds.set('rxe0', []);
+      k.qps.set('rxe1', []);
+      k.cmIds.set('rxe1', []);
+      await m.tick(reader!, 2000);
+      expect(exitedNow(m)).toEqual({ 'rxe0 vanished': true, 'rxe1 vanished': false });
+      expect(checked.sort()).toEqual([181, 309]);
+      // An exit is for good: the initiator's is not read again; the target's still is, each read.
+      await m.tick(reader!, 3000);
+      expect(checked.sort()).toEqual([181, 181, 309]);
+      expect(m.processExited(keyOn(m, 'rxe0'))).toBe(true);
+      // The target exits too, later: its kept connection's process has exited now.
+      proc.remove(181);
+      await m.tick(reader!, 4000);
+      expect(exitedNow(m)).toEqual({ 'rxe0 vanished': true, 'rxe1 vanished': true });
+    } finally {
+      proc.close();
+    }
+  });
+
+  it('the target killed: its vanished connection is exited; the initiator\'s QP in ERR is present, not checked', async () => {
+    const { proc, k } = twoEnds();
+    const checked: number[] = [];
+    const m = monitor(proc, k, checked);
+    try {
+      await m.tick(reader!, 0);
+      proc.remove(181);
+      k.qps.set('rxe1', []);
+      k.cmIds.set('rxe1', []);
+      k.qps.get('rxe0')![0]!.state = 6; // retries exceeded: ERR
+      await m.tick(reader!, 1000);
+      expect(exitedNow(m)).toEqual({ 'rxe0 present': false, 'rxe1 vanished': true });
+      expect(checked).toEqual([181]);
+    } finally {
+      proc.close();
+    }
+  });
+
+  it('a pid reused by another process is exited; a stat the kernel refuses (EACCES) counts as running', async () => {
+    const { proc, k } = twoEnds();
+    const checked: number[] = [];
+    const m = monitor(proc, k, checked);
+    try {
+      await m.tick(reader!, 0);
+      proc.add({ pid: 309, comm: 'mxl-fabrics-dem', startTicks: 7777n }); // the same name, another process
+      k.qps.set('rxe0', []);
+      k.cmIds.set('rxe0', []);
+      await m.tick(reader!, 1000);
+      expect(m.processExited(keyOn(m, 'rxe0'))).toBe(true);
+    } finally {
+      proc.close();
+    }
+    const denied = twoEnds();
+    const d = monitor(denied.proc, denied.k, [], { answer: { ok: false, reason: 'denied', detail: `EACCES: read '${denied.proc.root}/309/stat'` } });
+    try {
+      await d.tick(reader!, 0);
+      denied.proc.remove(309);
+      denied.k.qps.set('rxe0', []);
+      denied.k.cmIds.set('rxe0', []);
+      await d.tick(reader!, 1000);
+      await d.tick(reader!, 2000);
+      expect(exitedNow(d)).toEqual({ 'rxe0 vanished': false, 'rxe1 present': false });
+    } finally {
+      denied.proc.close();
+    }
+  });
+
+  it('a process never read (not in this PID namespace, hidepid) is never taken for one that exited; at `flow` nothing is checked', async () => {
+    const { proc, k } = twoEnds();
+    proc.remove(309); // /proc/309 was never there for the exporter
+    const checked: number[] = [];
+    const m = monitor(proc, k, checked);
+    try {
+      await m.tick(reader!, 0);
+      k.qps.set('rxe0', []);
+      k.cmIds.set('rxe0', []);
+      await m.tick(reader!, 1000);
+      expect(exitedNow(m)).toEqual({ 'rxe0 vanished': false, 'rxe1 present': false });
+      expect(checked).toEqual([]);
+    } finally {
+      proc.close();
+    }
+    const grouped = twoEnds();
+    const g = monitor(grouped.proc, grouped.k, checked, { series: 'flow' });
+    try {
+      await g.tick(reader!, 0);
+      grouped.proc.remove(309);
+      grouped.k.qps.set('rxe0', []);
+      grouped.k.cmIds.set('rxe0', []);
+      await g.tick(reader!, 1000);
+      expect(exitedNow(g)).toEqual({ 'rxe0 vanished': false, 'rxe1 present': false });
+      expect(checked).toEqual([]);
+    } finally {
+      grouped.proc.close();
     }
   });
 });
