@@ -47,13 +47,13 @@ function connectionSeries(monitor: ConnectionMonitor | undefined): Series[] {
 const present = (state: ExporterState): Series[] => perQp(state).filter((s) => s.c.present);
 
 /**
- * The kept connections gone from the tables whose process has exited since (ConnectionMonitor
- * processExited); with none, as in the tables' normal course, no pass over the connections.
+ * 1 for each kept connection gone from the tables that the monitor marks (`marked`); with none
+ * marked (`any`), as in the tables' normal course, no pass over the connections.
  */
-function processExited(state: ExporterState): Sample[] {
+function vanishedMarked(state: ExporterState, any: (m: ConnectionMonitor) => boolean, marked: (m: ConnectionMonitor, key: string) => boolean): Sample[] {
   const m = state.connections;
-  if (!m?.anyProcessExited()) return [];
-  return perQp(state).flatMap(({ c, labels }) => (!c.present && m.processExited(c.key) ? [{ labels, value: 1 }] : []));
+  if (!m || !any(m)) return [];
+  return perQp(state).flatMap(({ c, labels }) => (!c.present && marked(m, c.key) ? [{ labels, value: 1 }] : []));
 }
 
 /** The per-connection series: with metrics.connection_series `qp` only (else the groups stand for them). */
@@ -317,7 +317,9 @@ export const CONNECTION_FAMILIES: readonly Family[] = [
   { name: 'connection_up', help: 'Whether the connection works (1): its QP is in RTS, or in RTR (it receives; a QP that only receives never needs RTS); 0 in any other state, or once it vanished (kept for a while).', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
     perQp(state).map(({ c, labels }) => ({ labels, value: connectionUp(c) ? 1 : 0 })) },
   { name: 'connection_process_exited', help: 'A connection gone from the kernel\'s tables (connection_up 0, kept for a while) whose process has exited since: its pid is gone from /proc, a zombie, or another process now; always 1. Absent otherwise (a process the exporter may not read counts as running).', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
-    processExited(state) },
+    vanishedMarked(state, (m) => m.anyProcessExited(), (m, k) => m.processExited(k)) },
+  { name: 'connection_superseded', help: 'A connection gone from the kernel\'s tables (connection_up 0, kept for a while) whose flow another connection has carried since on the same device, port and direction while up (QP in RTS or RTR); always 1. Absent otherwise.', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>
+    vanishedMarked(state, (m) => m.anySuperseded(), (m, k) => m.superseded(k)) },
   { name: 'connection_state', help: 'The connection\'s QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR); 1 for the current one.', type: 'gauge', labels: ['device', 'port', 'local', 'peer', 'pid', 'state'], changes: 'tick', read: (_v, state) =>
     present(state).map(({ c, labels }) => ({ labels: { ...labels, state: c.obs.state }, value: 1 })) },
   { name: 'connection_sent_packets_total', help: 'Packets the connection sent, from its sq_psn (24-bit, counted modulo 2^24 from the highest seen; from first sight).', type: 'counter', labels: ['device', 'port', 'local', 'peer', 'pid'], changes: 'tick', read: (_v, state) =>

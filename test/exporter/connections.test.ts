@@ -501,3 +501,114 @@ describe('connection_process_exited (issue 32: one page per cause)', () => {
     expect([...series(m, 'mxl_fabric_connection_process_exited')]).toEqual([]);
   });
 });
+
+describe('connection_superseded (issue 32: one page per cause)', () => {
+  /** Another flow in the same domain (the second camera's video). */
+  const OTHER = { ...VIDEO, id: '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e60', label: 'Camera 4 video' };
+  const X = { lqpn: 33, sqPsn: 100, rqPsn: 1, rqpn: 33, pid: 202 };
+  const X_CM = { lqpn: 33, src: ['10.99.0.1', 48130] as [string, number], dst: ['10.99.0.2', 1312] as [string, number], pid: 202 };
+  /**
+   * rxe0: X (pid 202) carries VIDEO on port 1, Z (pid 210) carries OTHER on port 1, W (pid 220)
+   * carries VIDEO on port 2; pid 240 maps VIDEO and has no connection yet. Every PSN moved once
+   * (all send: direction tx).
+   */
+  async function carriers(metrics: string): Promise<FakeRestrackKernel> {
+    const domain = makeDomain();
+    for (const f of [VIDEO, OTHER]) addFlow(domain, f, { id: f.id, format: 1, rate: [25n, 1n], grainCount: 2, headIndex: 5000n, lastWriteTime: 1n });
+    proc = ProcFixture.create();
+    const maps = (f: { id: string }): string => `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `${domain}/${f.id}.mxl-flow/grains/data.0`, inode: 12 })}\n`;
+    for (const [pid, f] of [[202, VIDEO], [210, OTHER], [220, VIDEO], [240, VIDEO]] as const) proc.add({ pid, comm: 'mxl-fabrics-dem', startTicks: 7n, maps: maps(f) });
+    const kernel = new FakeRestrackKernel();
+    kernel.device(3, 'rxe0', [
+      { ...X },
+      { lqpn: 36, sqPsn: 100, rqPsn: 1, rqpn: 36, pid: 210 },
+      { lqpn: 37, sqPsn: 100, rqPsn: 1, rqpn: 37, pid: 220, port: 2 },
+    ], [
+      { ...X_CM },
+      { lqpn: 36, src: ['10.99.0.1', 48140], dst: ['10.99.0.2', 1314], pid: 210 },
+      { lqpn: 37, src: ['10.99.0.1', 48150], dst: ['10.99.0.3', 1312], pid: 220, port: 2 },
+    ]);
+    const config = `${metrics}sampling: { interval: 1s, window: 4s }
+ports:
+  - { device: rxe0, port: 1, provider: rdma_rocev2, mtu: auto, capacity: auto }
+domains:
+  - { path: ${domain}, device: rxe0, direction: tx }
+`;
+    run = await startDaemon('rxe_6_1', config, undefined, () => ({ restrack: () => ({ ok: true, transport: kernel.transport() }), procRoot: proc!.root }));
+    await run.tick(1);
+    await second(kernel, [100, 100, 100]);
+    return kernel;
+  }
+  /** The QPs (lqpn) gone from rxe0's tables, their processes running on. */
+  function destroy(kernel: FakeRestrackKernel, ...lqpns: number[]): void {
+    kernel.qps.set('rxe0', kernel.qps.get('rxe0')!.filter((q) => !lqpns.includes(q.lqpn)));
+    kernel.cmIds.set('rxe0', kernel.cmIds.get('rxe0')!.filter((c) => !lqpns.includes(c.lqpn)));
+  }
+  /** local -> value of each connection_superseded series. */
+  const supersededNow = async (): Promise<Record<string, number>> =>
+    Object.fromEntries([...series(await run!.scrape(), 'mxl_fabric_connection_superseded')].map(([k, v]) => [/local="([^"]+)"/.exec(k)![1]!, v]));
+
+  it('marks a vanished connection once another carries its flow on its device, port and direction while up; for good, until it comes back', async () => {
+    const kernel = await carriers(PER_QP);
+    expect(await supersededNow()).toEqual({});
+    // X and Z vanish: Z carries another flow on X's port, W carries X's flow on another port.
+    destroy(kernel, 33);
+    await run!.tick(1);
+    let m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_up', { local: '10.99.0.1:48130' })).toBe(0);
+    expect(one(m, 'mxl_fabric_connection_info', { local: '10.99.0.1:48150', flow_id: VIDEO.id, direction: 'tx' })).toBe(1);
+    expect(await supersededNow()).toEqual({});
+    // Y (pid 240, a new source port) comes up carrying VIDEO on port 1 as Z goes; before its PSNs
+    // move it sends nothing yet (direction ""), then it sends.
+    destroy(kernel, 36);
+    kernel.qps.get('rxe0')!.push({ lqpn: 41, sqPsn: 100, rqPsn: 1, rqpn: 41, pid: 240 });
+    kernel.cmIds.get('rxe0')!.push({ lqpn: 41, src: ['10.99.0.1', 51007], dst: ['10.99.0.2', 1312], pid: 240 });
+    await run!.tick(1);
+    m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_info', { local: '10.99.0.1:51007', flow_id: VIDEO.id, direction: '' })).toBe(1);
+    expect(await supersededNow()).toEqual({});
+    kernel.qps.get('rxe0')!.find((q) => q.lqpn === 41)!.sqPsn += 100;
+    await run!.tick(1);
+    expect(await supersededNow()).toEqual({ '10.99.0.1:48130': 1 }); // X, not Z: nothing carries OTHER
+    // Y vanishes too: X stays superseded, Y is not (nothing carries VIDEO there since).
+    destroy(kernel, 41);
+    await run!.tick(1);
+    m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_up', { local: '10.99.0.1:51007' })).toBe(0);
+    expect(await supersededNow()).toEqual({ '10.99.0.1:48130': 1 });
+    await run!.tick(1);
+    expect(await supersededNow()).toEqual({ '10.99.0.1:48130': 1 });
+    // X back under its identity (a restart: a new QP): no longer superseded, and it carries VIDEO
+    // again, which supersedes Y. Then X gone again with no carrier: not superseded; Y still is.
+    kernel.qps.get('rxe0')!.push({ ...X, lqpn: 43 });
+    kernel.cmIds.get('rxe0')!.push({ ...X_CM, lqpn: 43 });
+    await run!.tick(1);
+    m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_restarts_total', { local: '10.99.0.1:48130' })).toBe(1);
+    expect(await supersededNow()).toEqual({ '10.99.0.1:51007': 1 });
+    destroy(kernel, 43);
+    await run!.tick(1);
+    expect(await supersededNow()).toEqual({ '10.99.0.1:51007': 1 });
+  });
+
+  it('is dropped with the connection it marks (kept 10 minutes), and not exported for connection groups', async () => {
+    const kernel = await carriers(PER_QP);
+    destroy(kernel, 33);
+    kernel.qps.get('rxe0')!.push({ lqpn: 41, sqPsn: 100, rqPsn: 1, rqpn: 41, pid: 240 });
+    kernel.cmIds.get('rxe0')!.push({ lqpn: 41, src: ['10.99.0.1', 51007], dst: ['10.99.0.2', 1312], pid: 240 });
+    await run!.tick(1);
+    await second(kernel, [0, 0, 100]);
+    expect(await supersededNow()).toEqual({ '10.99.0.1:48130': 1 });
+    await run!.tick(601);
+    expect(await supersededNow()).toEqual({});
+    await run!.stop();
+    proc!.close();
+    const grouped = await carriers('');
+    destroy(grouped, 33);
+    grouped.qps.get('rxe0')!.push({ lqpn: 41, sqPsn: 100, rqPsn: 1, rqpn: 41, pid: 240 });
+    grouped.cmIds.get('rxe0')!.push({ lqpn: 41, src: ['10.99.0.1', 51007], dst: ['10.99.0.2', 1312], pid: 240 });
+    await run!.tick(1);
+    await second(grouped, [0, 0, 100]);
+    expect(await supersededNow()).toEqual({});
+  });
+});

@@ -26,6 +26,8 @@ let proc: ProcFixture | undefined;
 let connectionsDomain = '';
 /** The model's packets per second for VIDEO_FLOW on rxe0 (flow_predicted_packets_per_second in rxe_connections.prom). */
 const VIDEO_PACKETS_PER_SECOND = 33_750;
+/** Of the port's first second of video packets, those the flow's second sender sends (the restrack case). */
+const SECOND_SENDER_PACKETS = 1000;
 
 const GOLDEN_DIR = join(__dirname, 'golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -167,6 +169,9 @@ flows:
   // RDMA connections from restrack (an in-memory kernel): an MXL-like sender with a cm_id whose
   // sq_psn moves as sent_pkts does (coverage 1), a QP without cm_id receiving, one in ERR, one in RTR,
   // and one whose process is killed before the last tick (connection_process_exited at qp).
+  // A second sender of the video flow (its only connection, to another receiver) sends the first
+  // tick's first packets and is closed before the last tick while it runs: superseded
+  // (connection_superseded at qp), the flow's connection on its port and direction being up.
   // The sender's process (a /proc fixture) maps the domain's video flow: the connection carries
   // it, measured at exactly its predicted packets per second (drift 0). One series set per QP
   // (metrics.connection_series: qp), and per group at the default (flow; issue 35).
@@ -257,6 +262,10 @@ domains:
         maps: `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `${connectionsDomain}/${VIDEO_FLOW.id}.mxl-flow/grains/data.0`, inode: 12 })}\n`,
       });
       proc.add({ pid: 309, comm: 'mxl-fabrics-dem', startTicks: 5000n });
+      proc.add({
+        pid: 203, comm: 'mxl-fabrics-dem', startTicks: 4343n,
+        maps: `${mapsLine(0x7f0000000000n, 1, 'rw-s', { path: `${connectionsDomain}/${VIDEO_FLOW.id}.mxl-flow/grains/data.0`, inode: 12 })}\n`,
+      });
       restrack = new FakeRestrackKernel();
       restrack.device(3, 'rxe0', [
         { lqpn: 1, sqPsn: 2, type: 1 },
@@ -267,7 +276,13 @@ domains:
         { lqpn: 60, sqPsn: 3, rqPsn: 70, rqpn: 61, pid: 300, state: 2 },
         // an initiator killed before the last tick (issue 32): its QP and its process go together
         { lqpn: 70, sqPsn: 11, rqPsn: 11, rqpn: 71, pid: 309 },
-      ], [{ lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 }, { lqpn: 70, src: ['10.99.0.1', 44056], dst: ['10.99.0.2', 1312], pid: 309 }]);
+        // the video flow's second sender, closed before the last tick (its process runs on)
+        { lqpn: 32, sqPsn: 900, rqPsn: 1, rqpn: 32, pid: 203 },
+      ], [
+        { lqpn: 33, src: ['10.99.0.1', 48130], dst: ['10.99.0.2', 1312], pid: 202 },
+        { lqpn: 70, src: ['10.99.0.1', 44056], dst: ['10.99.0.2', 1312], pid: 309 },
+        { lqpn: 32, src: ['10.99.0.1', 48120], dst: ['10.99.0.3', 1312], pid: 203 },
+      ]);
       const k = restrack;
       return { restrack: () => ({ ok: true, transport: k.transport() }), procRoot: proc.root };
     },
@@ -278,13 +293,16 @@ domains:
         run.fx.setCounter('rxe0', 1, 'hw_counters', 'sent_pkts', pkts);
         run.fx.setCounter('rxe0', 1, 'hw_counters', 'rcvd_pkts', 100n + 30n * BigInt(i + 1));
         const qps = restrack!.qps.get('rxe0')!;
-        qps[1]!.sqPsn = (qps[1]!.sqPsn + VIDEO_PACKETS_PER_SECOND) % 2 ** 24; // wraps past 2^24 on the first tick
+        // The port counts both senders: the second sends some of the first tick's packets.
+        const second = i === 0 ? SECOND_SENDER_PACKETS : 0;
+        qps[1]!.sqPsn = (qps[1]!.sqPsn + VIDEO_PACKETS_PER_SECOND - second) % 2 ** 24; // wraps past 2^24 on the first tick
+        qps[6]!.sqPsn += second;
         qps[2]!.rqPsn = qps[2]!.rqPsn! + 30;
         qps[4]!.rqPsn = qps[4]!.rqPsn! + 5;
         if (i === 2) {
           proc!.remove(309);
-          restrack!.qps.set('rxe0', qps.filter((q) => q.pid !== 309));
-          restrack!.cmIds.set('rxe0', restrack!.cmIds.get('rxe0')!.filter((c) => c.pid !== 309));
+          restrack!.qps.set('rxe0', qps.filter((q) => q.pid !== 309 && q.pid !== 203));
+          restrack!.cmIds.set('rxe0', restrack!.cmIds.get('rxe0')!.filter((c) => c.pid !== 309 && c.pid !== 203));
         }
         await run.tick(1);
       }

@@ -7,7 +7,7 @@
  * are read after the dumps, and each connection is given its owner and flow (assign.ts).
  */
 import type { Logger } from '../../log.js';
-import { type Connection, type ConnectionObservation, ConnectionTracker, type DeviceReadCost, type PortCountedSince, type ReadLimit, directionOf } from '../../model/connections.js';
+import { type Connection, type ConnectionObservation, ConnectionTracker, type DeviceReadCost, type PortCountedSince, type ReadLimit, connectionUp, directionOf } from '../../model/connections.js';
 import type { ConnectionSeries, Placement } from '../../config/types.js';
 import { type ConnectionGroup, ConnectionGroups, type GroupLabels } from '../../model/connection-groups.js';
 import type { BoundedReads, Job, Outcome, Pending } from '../../reads/bounded.js';
@@ -135,6 +135,8 @@ export class ConnectionMonitor {
   private readonly ranBy = new Map<string, ProcessInfo>();
   /** Vanished connections (keys) whose process has exited since; an exit is for good. */
   private readonly exited = new Set<string>();
+  /** Vanished connections (keys) whose flow a connection that is up has carried since (supersede()). */
+  private supersededKeys: ReadonlySet<string> = new Set();
   /** Per pid, its maps as last read, when, with which connections (connectionSignatures) and domain paths. */
   private readonly mapsRead = new Map<number, { readonly maps: MappedFlowsRead; readonly atMs: number; readonly signature: string | undefined; readonly paths: string }>();
   /** carriedPlaces() of the owners of the last tick, once asked for. */
@@ -306,6 +308,7 @@ export class ConnectionMonitor {
     if (many) yield [];
     const owners = assignFlows(present, processes, maps, flows.pins());
     if (many) yield [];
+    const vanished: Connection[] = [];
     for (const c of this.tracker.connections()) {
       const had = this.owners.get(c.key);
       if (had === undefined) continue;
@@ -313,10 +316,12 @@ export class ConnectionMonitor {
       // A connection gone from the tables keeps its owner and flow while it is kept (its group,
       // the packets it moved in the window); one whose owner is as it was keeps the same object.
       if (now === undefined ? !c.present : sameOwner(had, now)) owners.set(c.key, had);
+      if (!c.present && had.carried !== undefined) vanished.push(c);
     }
     this.owners = owners;
     this.places = undefined;
     if (many) yield [];
+    yield* this.supersede(series === 'qp' ? vanished : [], present);
     this.shares = sharedByProcess(present, this.owners, maps);
     if (many) yield [];
     yield* turns(this.grouped.updateSliced(this.tracker.connections(), (c, had) => (series === 'qp' ? undefined : this.groupOf(c, series, had)), slicer()));
@@ -347,6 +352,33 @@ export class ConnectionMonitor {
   }
 
   /**
+   * Which of the kept connections gone from the tables and carrying a flow (`vanished`: at
+   * metrics.connection_series `qp`) are superseded: since they vanished, a present connection that
+   * is up has carried the same flow on the same device, port and direction. For good while kept;
+   * one in the tables again, or forgotten, is not. Nothing vanished, no pass over the connections.
+   */
+  private *supersede(vanished: readonly Connection[], present: readonly Connection[]): Generator<readonly Job<unknown>[], void, readonly Outcome<unknown>[]> {
+    const now = new Set<string>();
+    const open: Connection[] = [];
+    for (const c of vanished) {
+      if (this.supersededKeys.has(c.key)) now.add(c.key);
+      else open.push(c);
+    }
+    if (open.length > 0) {
+      const carriers = new Set(present.flatMap((c) => (connectionUp(c) ? this.carriedAt(c) ?? [] : [])));
+      for (const c of open) if (carriers.has(this.carriedAt(c)!)) now.add(c.key);
+      if (present.length > FEW) yield [];
+    }
+    this.supersededKeys = now;
+  }
+
+  /** The flow a connection carries where it runs (device, port, direction), as one key; undefined when it carries none. */
+  private carriedAt(c: Connection): string | undefined {
+    const carried = this.owners.get(c.key)?.carried;
+    return carried === undefined ? undefined : key(c.obs.device, c.obs.port, directionOf(c), headKey(carried.domain, carried.flowId));
+  }
+
+  /**
    * Each present connection's process as just read (kept when the read failed: the last one
    * found stands); a connection in the tables again is not one whose process exited.
    */
@@ -370,6 +402,20 @@ export class ConnectionMonitor {
   /** Whether any kept connection's process is known to have exited (none: nothing to export). */
   anyProcessExited(): boolean {
     return this.exited.size > 0;
+  }
+
+  /**
+   * Whether a connection gone from the tables is kept superseded: a connection that is up has
+   * carried its flow on its device, port and direction since it vanished (at
+   * metrics.connection_series `qp`; supersede()).
+   */
+  superseded(key: string): boolean {
+    return this.supersededKeys.has(key);
+  }
+
+  /** Whether any kept connection is superseded (none: nothing to export). */
+  anySuperseded(): boolean {
+    return this.supersededKeys.size > 0;
   }
 
   /**
