@@ -34,7 +34,6 @@ cleanup() {
   ip link set veth0 up 2>/dev/null || true
   ip link set veth0 mtu 1500 2>/dev/null || true
   ip link set veth1 mtu 1500 2>/dev/null || true
-  ip rule del pref 11 iif lo to 192.168.77.2 lookup 100 2>/dev/null || true
   rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 2>/dev/null || true
   local p
   for p in "${WRITER[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
@@ -85,14 +84,26 @@ kill_wait() { # kill_wait SIGNAL PID
   kill "-$1" "$2" 2>/dev/null || true
   wait "$2" 2>/dev/null || true
 }
-# The flow's connection from scratch: a new target, then a new initiator (MXL's initiator does not
-# reconnect, and a killed target's successor is a new endpoint: fault-facts.md).
-reconnect() { # reconnect F
-  kill_wait KILL "${INITIATOR[$1]}"
-  kill_wait KILL "${TARGET[$1]}"
-  start_target "$1" && start_initiator "$1" || return 1
-  bound_within 120 "${ID[$1]}" || { rxe_fail "$1: not measured by its connections on both ends after reconnecting"; return 1; }
+# Flows' connections from scratch: new targets, then new initiators (MXL's initiator does not
+# reconnect, and a killed target's successor is a new endpoint: fault-facts.md). All flows at once:
+# a flow's old connection pages once ConnectionDown's for: passes without a successor.
+# `between`: a command run after the old endpoints stopped, before the new targets start (the link
+# or device brought back: a target started while its port is down fails, "Failed to query
+# interfaces").
+reconnect() { # reconnect [--between COMMAND] F...
+  local between=: f
+  if [[ $1 == --between ]]; then between=$2; shift 2; fi
+  for f in "$@"; do kill_wait KILL "${INITIATOR[$f]}"; kill_wait KILL "${TARGET[$f]}"; done
+  $between || { echo "$between failed"; return 1; }
+  for f in "$@"; do start_target "$f" || return 1; done
+  for f in "$@"; do start_initiator "$f"; done
+  for f in "$@"; do
+    bound_within 120 "${ID[$f]}" || { rxe_fail "$f: not measured by its connections on both ends after reconnecting"; return 1; }
+  done
 }
+port_active() { rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE'; } # port_active DEVICE
+link_up() { ip link set veth0 up && rxe_wait_for 30 port_active rxe0 && rxe_wait_for 30 port_active rxe1; }
+rxe_back() { rdma link add rxe0 type rxe netdev veth0 && rxe_wait_for 30 port_active rxe0; }
 # MXL's target listens again once it has read the old connection's shutdown (RCTarget.cpp); an
 # initiator that comes before is rejected and does not retry.
 restart_initiator() { # restart_initiator F LISTENED_BEFORE
@@ -113,23 +124,28 @@ start_exporter() { # start_exporter sender|receiver PORT (all addresses: qemu's 
   rxe_wait_for 120 rxe_http_get "$2" /-/ready "$W/ready-$2" 2>/dev/null || { rxe_fail "the $1 exporter did not become ready"; return 1; }
 }
 
-perftest_listening() { rdma res show cm_id 2>/dev/null | grep -q 'state LISTEN .*:18515\b'; }
-perftest_start() { # ib_write_bw over RDMA CM from rxe0 to rxe1, as the connections scenario runs it
-  nice -n 19 ib_write_bw -R -d rxe1 -s 4096 -D 900 -p 18515 >>"$RXE_OUT/perftest-server.log" 2>&1 &
-  PERF_SERVER=$!
-  rxe_started "$PERF_SERVER"
-  rxe_wait_for 30 perftest_listening || { echo "the perftest server did not listen on 18515"; return 1; }
-  # perftest's client binds no source address: route it from veth0 as 192.168.77.1's traffic goes.
-  ip rule add pref 11 iif lo to 192.168.77.2 lookup 100
-  nice -n 19 ib_write_bw -R -d rxe0 -s 4096 -D 900 -p 18515 192.168.77.2 >>"$RXE_OUT/perftest-client.log" 2>&1 &
-  PERF_CLIENT=$!
-  rxe_started "$PERF_CLIENT"
-  echo "unknown_pid=$PERF_CLIENT"
+# Unmodelled RDMA traffic: native/mxl-loadgen's paced RDMA writes over RDMA CM, rxe0 -> rxe1, from
+# a process that maps no MXL domain (its connection carries no flow). Not perftest: ib_write_bw
+# busy-polls its CQ on both ends (measured in the guest: 100 % of a CPU each, rate-limited or not,
+# and -e with --rate_limit sends nothing), which starves MXL under emulation; niced, it moved rxe0
+# tx by 8 %. The loadgen sleeps between writes and on CQ events.
+UNMODELLED_BYTES=160000 # x 25/s = 4 MB/s, half again flows A and B's 7.3 MB/s of payload
+loadgen_listening() { grep -q 'listening on' "$RXE_OUT/loadgen-server.log" 2>/dev/null; }
+unmodelled_start() {
+  : >"$RXE_OUT/loadgen-server.log"
+  native/build/mxl-loadgen serve --bind 192.168.77.2:7490 >>"$RXE_OUT/loadgen-server.log" 2>&1 &
+  LOADGEN_SERVER=$!
+  rxe_started "$LOADGEN_SERVER"
+  rxe_wait_for 30 loadgen_listening || { echo "the loadgen server did not listen on 7490"; return 1; }
+  native/build/mxl-loadgen send --connect 192.168.77.2:7490 --source 192.168.77.1 \
+    --flow "id=unmodelled,bytes=$UNMODELLED_BYTES,rate=25/1" --duration 1800 >>"$RXE_OUT/loadgen-client.log" 2>&1 &
+  LOADGEN_CLIENT=$!
+  rxe_started "$LOADGEN_CLIENT"
+  echo "unknown_pid=$LOADGEN_CLIENT"
 }
-perftest_stop() {
-  kill_wait KILL "$PERF_CLIENT"
-  kill_wait KILL "$PERF_SERVER"
-  ip rule del pref 11 iif lo to 192.168.77.2 lookup 100 2>/dev/null || true
+unmodelled_stop() {
+  kill_wait KILL "$LOADGEN_CLIENT"
+  kill_wait KILL "$LOADGEN_SERVER"
 }
 
 vars() { # the substitutions of expected.yml, as KEY=VALUE lines
@@ -153,7 +169,7 @@ inject() {
     packet-loss) tc qdisc add dev veth0 root netem loss 2% ;;
     # 16 Mbit/s: about half of flow A's 32 Mbit/s alone
     rate-cap) tc qdisc add dev veth0 root tbf rate 16mbit burst 64kb latency 50ms ;;
-    unmodelled-traffic) perftest_start ;;
+    unmodelled-traffic) unmodelled_start ;;
     mtu-lowered) ip link set veth0 mtu $LOWERED_MTU ;;
     domain-unreadable) DOMAIN_MODE=$(stat -c %a "$TX") && chmod 000 "$TX" ;;
     exporter-restarted)
@@ -171,11 +187,11 @@ undo() {
     sender-killed | prometheus-restarted) restart_initiator a "$A_LISTENED" ;;
     target-killed) reconnect a ;;
     writer-stopped) kill -CONT "${WRITER[a]}" ;;
-    link-down) ip link set veth0 up && reconnect a && reconnect b ;;
-    rxe-deleted) rdma link add rxe0 type rxe netdev veth0 && reconnect a && reconnect b ;;
+    link-down) reconnect --between link_up a b ;;
+    rxe-deleted) reconnect --between rxe_back a b ;;
     packet-loss | rate-cap) tc qdisc del dev veth0 root ;;
-    unmodelled-traffic) perftest_stop ;;
-    mtu-lowered) ip link set veth0 mtu $NETDEV_MTU && reconnect a && reconnect b ;;
+    unmodelled-traffic) unmodelled_stop ;;
+    mtu-lowered) ip link set veth0 mtu $NETDEV_MTU && reconnect a b ;;
     domain-unreadable) chmod "$DOMAIN_MODE" "$TX" ;;
     exporter-restarted) : ;;
     config-reload-refused) cp "$W/sender.good.yaml" "$CONF/sender.yaml" && kill -HUP "${EXPORTER[sender]}" ;;
@@ -214,7 +230,7 @@ serve_commands() {
 main() {
   [[ -x $P/bin/mxl-fabrics-demo ]] || { rxe_fail "no MXL fabrics build in $P (shared/mxl/build.sh --fabrics)"; exit 1; }
   [[ -s $GST_REGISTRY ]] || { rxe_fail "no GStreamer registry at $GST_REGISTRY (run.sh builds it on the host)"; exit 1; }
-  command -v ib_write_bw >/dev/null || { rxe_fail "ib_write_bw (perftest) is not installed on the host"; exit 1; }
+  [[ -x native/build/mxl-loadgen ]] || { rxe_fail "native/build/mxl-loadgen is not built (npm run build:native)"; exit 1; }
   command -v tc >/dev/null || { rxe_fail "tc (iproute2) is not installed on the host"; exit 1; }
   command -v setpriv >/dev/null || { rxe_fail "setpriv (util-linux) is not installed on the host"; exit 1; }
   mkdir -p "$TX" "$RX" "$W" "$CONF"
