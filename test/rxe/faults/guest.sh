@@ -129,7 +129,7 @@ start_exporter() { # start_exporter sender|receiver PORT (all addresses: qemu's 
 # busy-polls its CQ on both ends (measured in the guest: 100 % of a CPU each, rate-limited or not,
 # and -e with --rate_limit sends nothing), which starves MXL under emulation; niced, it moved rxe0
 # tx by 8 %. The loadgen sleeps between writes and on CQ events.
-UNMODELLED_BYTES=160000 # x 25/s = 4 MB/s, half again flows A and B's 7.3 MB/s of payload
+UNMODELLED_BYTES=160000 # x 25/s = 4 MB/s, about half of flows A and B's 7.3 MB/s of payload
 loadgen_listening() { grep -q 'listening on' "$RXE_OUT/loadgen-server.log" 2>/dev/null; }
 unmodelled_start() {
   : >"$RXE_OUT/loadgen-server.log"
