@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parse } from 'yaml';
 import {
-  SHIPPED_ALERTMANAGER, SHIPPED_RULES, checkFactor, durationMs, formatMs, scaleAlertmanager, scaleDuration, scaleExpr, scaleRules, writeScaled,
+  KEPT_WINDOWS, SHIPPED_ALERTMANAGER, SHIPPED_RULES, checkFactor, durationMs, formatMs, scaleAlertmanager, scaleDuration, scaleExpr,
+  scaleRules, writeScaled,
 } from '../rxe/faults/scale.mjs';
 import { needs, ROOT, tool } from '../deploy/tools.js';
 
@@ -113,6 +114,11 @@ describe('scaleExpr', () => {
     const e = 'max by (pid, flow_id) (last_over_time(mxl_fabric_connection_info{flow_id!=""}[10m])) unless rate(x[5m])';
     expect(scaleExpr(e, 10)).toBe('max by (pid, flow_id) (last_over_time(mxl_fabric_connection_info{flow_id!=""}[10m])) unless rate(x[30s])');
     expect(scaleExpr('last_over_time(up[10m])', 10)).toBe('last_over_time(up[60s])');
+  });
+  it("the port grace's max_over_time(ALERTS{...MxlFabricPort(Down|Absent)...}[1m]) is kept: it covers MXL's reconnect, a real duration", () => {
+    const grace = 'max by (job, instance, device, port) (max_over_time(ALERTS{alertname=~"MxlFabricPort(Down|Absent)", alertstate="firing"}[1m]))';
+    expect(scaleExpr(`(x unless on (device) ${grace}) and rate(y[5m])`, 10)).toBe(`(x unless on (device) ${grace}) and rate(y[30s])`);
+    expect(scaleExpr('max_over_time(ALERTS{alertname="MxlFabricPortDown"}[1m])', 10)).toBe('max_over_time(ALERTS{alertname="MxlFabricPortDown"}[6s])');
   });
   it('an expression without durations is unchanged; a bad duration in a window is an error naming it', () => {
     const e = 'max without (source) (mxl_fabric_port_measured_bytes_per_second)';
@@ -225,10 +231,10 @@ describe('the shipped rules and Alertmanager config, scaled (writeScaled)', () =
             fors++;
           }
           expect(o.keep_firing_for, name).toBe(r.keep_firing_for);
-          // the same expression with each [range] divided by the factor, but the connection memory
-          // last_over_time(mxl_fabric_connection_info[10m]) (the exporter's keep time, unscaled)
-          const memory = /last_over_time\(mxl_fabric_connection_info[^[]*\[[0-9a-z]+\]\)/g;
-          const ranges = (e: string) => [...e.replace(memory, '').matchAll(/\[([0-9a-z]+)\]/g)].map((m) => durationMs(m[1]));
+          // the same expression with each [range] divided by the factor, but the kept windows
+          // (the connection memory and the port grace: real durations, unscaled)
+          const unkept = (e: string) => KEPT_WINDOWS.reduce((x, re) => x.replace(re, ''), e);
+          const ranges = (e: string) => [...unkept(e).matchAll(/\[([0-9a-z]+)\]/g)].map((m) => durationMs(m[1]));
           expect(ranges(o.expr), name).toEqual(ranges(r.expr).map((ms: number) => ms / FACTOR));
           windows += ranges(r.expr).length;
           expect(o.expr.replace(/\[[0-9a-z:]+\]/g, '[]'), name).toBe(r.expr.replace(/\[[0-9a-z:]+\]/g, '[]'));

@@ -58,17 +58,24 @@ export function checkFactor(factor, given = factor) {
 const WINDOW = /\[([0-9a-z]+)(?::([0-9a-z]*))?\]/g;
 const OFFSET = /\boffset\s+(-?)([0-9a-z]+)/g;
 
-// Windows the scale leaves alone: they mirror a time the exporter keeps, which the scale does
-// not shorten. MxlFabricConnectionDown remembers a vanished connection's flow over
-// last_over_time(mxl_fabric_connection_info[10m]) because the exporter keeps that connection 10
-// minutes with connection_up 0 (docs/connections.md); scaled to 1 minute, the page would resolve
-// 1 minute after the kill while the exporter still reports the connection down.
-const EXPORTER_TIME = /last_over_time\(mxl_fabric_connection_info\b[^[]*\[[0-9a-z]+\]\)/g;
+// Windows the scale leaves alone: they mirror a real duration, not a detection time, and the
+// scale does not shorten real durations (emulation makes them longer).
+// - MxlFabricConnectionDown remembers a vanished connection's flow over
+//   last_over_time(mxl_fabric_connection_info[10m]) because the exporter keeps that connection 10
+//   minutes with connection_up 0 (docs/connections.md); scaled to 1 minute, the page would resolve
+//   1 minute after the kill while the exporter still reports the connection down.
+// - The port grace, max_over_time(ALERTS{alertname=~"MxlFabricPort(Down|Absent)"...}[1m]), covers
+//   MXL's reconnect after the port is back: under emulation that took 20-40 s (docs/faults.md),
+//   longer than the grace and ConnectionDown's for: together at factor 5 (12 s + 12 s).
+export const KEPT_WINDOWS = [
+  /last_over_time\(mxl_fabric_connection_info\b[^[]*\[[0-9a-z]+\]\)/g,
+  /max_over_time\(ALERTS\{alertname=~"MxlFabricPort\(Down\|Absent\)"[^}]*\}\[[0-9a-z]+\]\)/g,
+];
 
 /** A PromQL expression with its range windows, subquery steps and offsets divided by `factor`. */
 export function scaleExpr(expr, factor) {
   const kept = [];
-  const held = expr.replace(EXPORTER_TIME, (m) => { kept.push(m); return `\u0000${kept.length - 1}\u0000`; });
+  const held = KEPT_WINDOWS.reduce((e, re) => e.replace(re, (m) => { kept.push(m); return `\u0000${kept.length - 1}\u0000`; }), expr);
   return held
     .replace(WINDOW, (_, range, step) => `[${scaleDuration(range, factor)}${step === undefined ? '' : `:${step === '' ? '' : scaleDuration(step, factor)}`}]`)
     .replace(OFFSET, (_, sign, d) => `offset ${sign}${scaleDuration(d, factor)}`)
