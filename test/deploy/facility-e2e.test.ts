@@ -6,8 +6,9 @@
  * (deploy/alertmanager/alertmanager.yml) posting to a webhook the test runs. Faults one at a
  * time; for each, the webhook must receive exactly one notification for the cause (with site,
  * host, port, flow id and label) and none for its consequences, which Alertmanager must hold as
- * inhibited; after the fault clears, exactly the resolved notice. Everything listens on loopback:
- * each host on its own 127.0.1.N address, so the agents' relabelling gives each its `instance`.
+ * inhibited or the rules hold back (a port's grace); after the fault clears, exactly the resolved
+ * notice. Everything listens on loopback: each host on its own 127.0.1.N address, so the agents'
+ * relabelling gives each its `instance`.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -29,6 +30,7 @@ const FIXTURE_FLOWS = join(ROOT, 'test', 'fixtures', 'flows');
 const DEVICE = 'mlx5_0';
 /** The test's `for:` for every alert (production: 1m and more). */
 const FOR = '3s';
+const FOR_MS = 3000;
 /** MxlFabricSiteSilent's "nothing for 2m" window in the test copy. */
 const SILENT_WINDOW = '5s';
 /**
@@ -215,10 +217,6 @@ needs(prometheus, alertmanager).describe('a facility: 8 hosts, 2 site agents, a 
 
   const has = (status: string, alertname: string) => (ns: Notification[]) =>
     ns.some((n) => n.status === status && n.alerts.some((a) => a.labels.alertname === alertname && a.status === status));
-  const inhibited = async (alertname: string, instance: string) =>
-    (await amAlerts()).find((a) => a.labels.alertname === alertname && a.labels.instance === instance && a.status.inhibitedBy.length > 0);
-  const goneFromAlertmanager = async (alertname: string) =>
-    ((await amAlerts()).some((a) => a.labels.alertname === alertname) ? undefined : true);
 
   beforeAll(async () => {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
@@ -344,29 +342,52 @@ domains:
   }
   const page = (status: string, group: string, alert: string) => `mxl-fabric-page ${status} {${group}} [${alert}]`;
 
-  it("a host's port down: one page for the port, its flow's NotReceived inhibited; resolved once the port is back", async () => {
+  /** Every alert pending or firing at the centre during `ms` (sampled every 250 ms) that `keep` selects. */
+  async function seenDuring(ms: number, keep: (alert: string) => boolean): Promise<string[]> {
+    const seen = new Set<string>();
+    for (const end = Date.now() + ms; Date.now() < end; await sleep(250)) for (const a of await firingAtCentre()) if (keep(a)) seen.add(a);
+    return [...seen].sort();
+  }
+
+  // The port grace (instance_device_port:mxl_fabric_port_down_alerts:max1m): the flow and
+  // connection alerts of a port whose page fires, or fired within the last minute, hold back in
+  // the rule itself, so they never reach Alertmanager, neither while the port is down nor while
+  // MXL reconnects after it is back (the inhibition ends with the port page).
+  it("a host's port down: one page for the port, its flow's NotReceived held back in the rule while the port is down and after it is back; resolved once the port is back", async () => {
     const b1 = hosts.get('b1')!;
     const f1 = byName('Camera 1 video');
     const portDown = `MxlFabricPortDown instance=${ipOf('b1')} device=${DEVICE} port=1`;
+    const grace = `instance_device_port:mxl_fabric_port_down_alerts:max1m{instance="${ipOf('b1')}",device="${DEVICE}",port="1"}`;
+    // MxlFabricFlowNotReceived's condition for b1's copy, without the grace
+    const notReceived = `(mxl_fabric_flow_live{direction="rx",instance="${ipOf('b1')}",flow_id="${f1.id}"} == 0) and on (flow_id) (flow_id:mxl_fabric_flow_live:max_tx == 1)`;
+    const consequence = (a: string) => !a.includes(' MxlFabricPortDown ');
     let from = mark();
     b1.fx.setPortState(DEVICE, 1, 'DOWN');
     await waitFor('PortDown at Alertmanager', async () => ((await amAlerts()).some((a) => a.labels.alertname === 'MxlFabricPortDown') ? true : undefined), 60_000);
+    await waitFor('the port grace of b1 at the centre', async () => ((await query(grace)).length === 1 ? true : undefined), 30_000);
     // The consequence follows: b1's fabrics target gets no grains of Camera 1 video.
     paused.add(`b1 ${f1.id}`);
-    await waitFor('NotReceived on b1 held back by the inhibition', () => inhibited('MxlFabricFlowNotReceived', ipOf('b1')), 60_000);
+    await waitFor('Camera 1 video not received on b1, at the centre', async () => ((await query(notReceived)).length === 1 ? true : undefined), 60_000);
+    // NotReceived's condition holds for three times its `for:`; the rule holds it back: never
+    // pending or firing at the centre, so nothing of it at Alertmanager either.
+    expect(await seenDuring(3 * FOR_MS, consequence), 'held back at the centre while the port is down').toEqual([]);
+    expect(await query(notReceived)).toHaveLength(1);
     expect(await since(from, 'the PortDown page', has('firing', 'MxlFabricPortDown'))).toEqual([page('firing', 'alertname=MxlFabricPortDown,site=site-b', portDown)]);
     const n = hook!.notifications[from]!;
     expect(n.alerts[0]!.labels).toMatchObject({ site: 'site-b', instance: ipOf('b1'), device: DEVICE, port: '1', severity: 'critical' });
-    // the inhibited alert is b1's (b2, the other receiver of the flow, still gets it)
-    expect((await amAlerts()).map((a) => `${a.labels.alertname} ${a.labels.instance} ${a.labels.flow_id ?? ''} ${a.status.inhibitedBy.length > 0 ? 'inhibited' : 'active'}`).sort()).toEqual(
-      [`MxlFabricFlowNotReceived ${ipOf('b1')} ${f1.id} inhibited`, `MxlFabricPortDown ${ipOf('b1')}  active`]);
+    expect((await amAlerts()).map((a) => `${a.labels.alertname} ${a.labels.instance} ${a.status.inhibitedBy.length > 0 ? 'inhibited' : 'active'}`)).toEqual(
+      [`MxlFabricPortDown ${ipOf('b1')} active`]);
 
-    // Clear: the port comes back and the flow arrives again (the flow first: while the port is
-    // down its NotReceived stays inhibited until it resolves).
+    // Clear: the port comes back first and the flow a while later (MXL reconnecting). PortDown
+    // resolves; the grace still holds NotReceived back (an inhibition would not: its source is gone).
     from = mark();
-    paused.delete(`b1 ${f1.id}`);
-    await waitFor('NotReceived resolved', () => goneFromAlertmanager('MxlFabricFlowNotReceived'), 60_000);
     b1.fx.setPortState(DEVICE, 1, 'ACTIVE');
+    await waitFor('PortDown resolved at the centre', async () => ((await firingAtCentre()).some((a) => !consequence(a)) ? undefined : true), 30_000);
+    expect(await seenDuring(3 * FOR_MS, consequence), 'held back at the centre after the port is back').toEqual([]);
+    expect(await query(notReceived), 'not received all along').toHaveLength(1);
+    expect(await query(grace), 'within the grace').toHaveLength(1);
+    paused.delete(`b1 ${f1.id}`);
+    await waitFor('Camera 1 video received on b1 again', async () => ((await query(notReceived)).length === 0 ? true : undefined), 30_000);
     expect(await since(from, 'the PortDown resolved notice', has('resolved', 'MxlFabricPortDown'))).toEqual([page('resolved', 'alertname=MxlFabricPortDown,site=site-b', portDown)]);
     await steady();
   });
