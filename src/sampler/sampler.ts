@@ -13,7 +13,7 @@
 import { key } from '../keys.js';
 import { SerialQueue } from '../serial.js';
 import type {
-  CounterMeaning, CounterSource, CounterSourceKind, CounterSpec, Direction, Layer, PortAttributes, PortCounterSet, PortInventory,
+  CounterMeaning, CounterSource, CounterSourceKind, CounterSpec, Direction, Layer, PortAttributes, PortCounterSet, PortInventory, PortState,
   PortRef, Quantity, SetRead,
 } from '../sources/types.js';
 import { goneError, portKey } from '../sources/types.js';
@@ -266,14 +266,15 @@ export class Sampler {
         const st = o.value;
         if (st === undefined) gone.push(p);
         else if (st.recreated) stale.add(p);
-        else if (st.state !== p.attrs.state || st.physState !== p.attrs.physState || st.attributesStale) changed.push(p);
+        else if (attributesChanged(st, p.attrs)) changed.push(p);
       }
       sets.forEach((read, i) => {
         if (this.applySet({ port: p, set: p.sets[i]!, outcome: read.outcome, now })) stale.add(p);
       });
     }
     for (const p of gone) this.removePort(p);
-    // A flap can change rate or MTU: the full attributes again for a port whose state changed.
+    // A flap can change rate or MTU: the full attributes again for a port whose state changed
+    // (or whose MTU did, without a flap).
     if (changed.length > 0) yield* this.refreshAttributes(changed.filter((p) => this.isLive(p)));
     if (stale.size > 0) yield* this.reopen([...stale].filter((p) => this.isLive(p)));
     const l = listed?.outcome;
@@ -466,3 +467,9 @@ const sameSpec = (a: CounterSpec, b: CounterSpec): boolean => a.bits === b.bits 
 
 const matches = (m: CounterMeaning | undefined, d: Direction, q: Quantity): boolean =>
   m !== undefined && m.direction === d && m.quantity === q;
+
+/** Whether a port's state read says its full attributes are out of date. */
+function attributesChanged(st: PortState, attrs: PortAttributes): boolean {
+  return st.state !== attrs.state || st.physState !== attrs.physState || st.attributesStale === true
+    || (st.activeIbMtu !== undefined && st.activeIbMtu !== attrs.activeIbMtu);
+}

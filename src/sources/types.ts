@@ -42,6 +42,12 @@ export interface PortAttributes extends PortRef {
 export type PortState = Pick<PortAttributes, 'state' | 'physState'> & {
   /** Something the attributes come from changed without the state (the netdev's MTU): read them again. */
   readonly attributesStale?: boolean;
+  /**
+   * The active IB MTU, where the state's read answers it too (ibv_query_port: one struct). A
+   * netdev MTU change moves it without a state change (rxe_notify NETDEV_CHANGEMTU, rxe_net.c):
+   * the sampler reads the attributes again the same tick, not at the port's turn.
+   */
+  readonly activeIbMtu?: number;
   /** The port's directory was re-created (driver reload): descriptors held on its files are stale. */
   readonly recreated?: boolean;
 };

@@ -83,4 +83,38 @@ describe('attribute refresh', () => {
     await sampler.tick(); // tick 5: port 5's turn
     expect(sampler.ports.get(key)!.attrs.rateBitsPerSecond).toBe(200e9);
   });
+
+  it('an active MTU that the state read answers (verbs) and that changed is read in full the same tick, not at the port\'s turn', async () => {
+    fx = fixture32();
+    const sysfs = { sysfsRoot: fx.root };
+    const inner = new SysfsInventory(sysfs);
+    // As VerbsInventory.stateReads: ibv_query_port gives the active MTU with the state. The
+    // attributes' MTU comes from the netdev (sysfs), so both move when the netdev's does.
+    let mtu = 4096;
+    const c = counting(inner);
+    const inventory: PortInventory = {
+      ...c.inventory,
+      stateReads: function* (ref: PortRef) {
+        const st = yield* inner.stateReads(ref);
+        return st && { state: st.state, physState: st.physState, activeIbMtu: mtu };
+      },
+      attributeReads: function* (ref: PortRef) {
+        c.attributeReads.push(portKey(ref));
+        const a = yield* inner.attributeReads(ref);
+        return a && { ...a, activeIbMtu: mtu };
+      },
+    };
+    let t = 0n;
+    sampler = new Sampler({ inventory, sources: [new SysfsCountersSource(sysfs)], intervalMs: 1000, windowMs: 10_000, reads: 'direct', clock: () => (t += 1_000_000_000n) });
+    await sampler.tick();
+    const [key, port] = [...sampler.ports.entries()][40 % 32]!;
+    expect(port.attrs.activeIbMtu).toBe(4096);
+    for (let i = 1; i < 40; i++) await sampler.tick(); // past port 8's turn (tick 8)
+    mtu = 1024;
+    const before = c.attributeReads.length;
+    await sampler.tick(); // tick 40: no port's turn
+    expect(sampler.ports.get(key)!.attrs.activeIbMtu).toBe(1024);
+    // every port's MTU moved in this stand-in: each is read in full once, at once
+    expect(c.attributeReads.length - before).toBe(32);
+  });
 });

@@ -254,7 +254,7 @@ describe('VerbsInventory over a stand-in libibverbs.so.1 (the reader library\'s 
       { attrs: expected[2], gids: gids(2, 1) },
     ]);
     expect(r.mode).toBe('native');
-    expect(r.states).toEqual(Array(3).fill({ kind: 'done', value: { state: 'ACTIVE', physState: 'LinkUp' } }));
+    expect(r.states).toEqual(Array(3).fill({ kind: 'done', value: { state: 'ACTIVE', physState: 'LinkUp', activeIbMtu: 4096 } }));
     expect(r.attributes).toEqual(expected.map((value) => ({ kind: 'done', value })));
     expect(r.gone).toBeNull();
     expect(r.afterClose).toBeNull();

@@ -146,7 +146,8 @@ class VerbsInventory implements PortInventory {
     const r = yield* read([portOp(d, ref.port, false)]);
     if (!r.ok(0)) return undefined;
     const attr = decodePortAttr(r.bytes(0).subarray(0, PORT_ATTR_SIZE));
-    return { state: portStateName(attr.state), physState: physStateName(attr.physState) };
+    const activeIbMtu = mtuBytes(attr.activeMtu);
+    return { state: portStateName(attr.state), physState: physStateName(attr.physState), ...(activeIbMtu === undefined ? {} : { activeIbMtu }) };
   }
 
   *attributeReads(ref: PortRef): ReadProgram<PortAttributes | undefined> {
