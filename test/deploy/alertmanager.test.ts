@@ -26,6 +26,7 @@ const ROUTES: [labels: string[], receiver: string][] = [
   [['alertname=MxlFabricExporterDown', 'severity=critical', 'site=studio-a', 'instance=h1'], 'mxl-fabric-page'],
   [['alertname=MxlFabricSiteSilent', 'severity=critical', 'site=studio-a'], 'mxl-fabric-page'],
   [['alertname=MxlFabricModelDrift', 'severity=warning', 'site=studio-a', 'instance=h1'], 'mxl-fabric-ticket'],
+  [['alertname=MxlFabricUnmodelledTraffic', 'severity=warning', 'site=studio-a', 'instance=h1', 'pid=4242', 'process=mxl-loadgen'], 'mxl-fabric-ticket'],
   [['alertname=SomethingElse'], 'mxl-fabric-ticket'],
 ];
 
@@ -302,6 +303,21 @@ needs(alertmanager).describe('one page per cause on a real Alertmanager: the sho
       'mtu-a MxlFabricTransportRetriesExceeded instance=h1 device=rxe0 port=1',
       'mtu-b MxlFabricModelDrift instance=h3 device=mlx5_0 port=1 direction=rx quantity=packets',
       'mtu-b MxlFabricFlowDrift instance=h3 device=mlx5_0 port=1 flow_id=mtu-f2 direction=rx quantity=packets',
+    ]);
+  });
+
+  it('unmodelled-traffic: UnmodelledTraffic is a ticket of its own (ModelDrift of its port holds back in the rule, drift.test.yml); ExporterDown holds back its host\'s', async () => {
+    const conn = { device: 'rxe0', port: '1', direction: 'tx', local: '192.168.77.1:51234', peer: '192.168.77.2:7490', process: 'mxl-loadgen' };
+    await onePagePerCause('ut-', [
+      // ut-a: the loadgen's host; ut-b: a host whose exporter cannot be scraped meanwhile
+      warn('MxlFabricUnmodelledTraffic', { site: 'ut-a', instance: 'h1', ...conn, pid: '4242' }),
+      crit('MxlFabricExporterDown', { site: 'ut-b', instance: 'h2' }),
+      warn('MxlFabricUnmodelledTraffic', { site: 'ut-b', instance: 'h2', ...conn, pid: '4243' }),
+    ], [
+      'mxl-fabric-ticket firing {alertname=MxlFabricUnmodelledTraffic,site=ut-a} [MxlFabricUnmodelledTraffic instance=h1 device=rxe0 port=1 direction=tx]',
+      'mxl-fabric-page firing {alertname=MxlFabricExporterDown,site=ut-b} [MxlFabricExporterDown instance=h2]',
+    ], [
+      'ut-b MxlFabricUnmodelledTraffic instance=h2 device=rxe0 port=1 direction=tx',
     ]);
   });
 

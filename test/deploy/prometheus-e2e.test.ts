@@ -65,7 +65,18 @@ function stop(p: Proc | undefined): Promise<void> {
  * has no RDMA, so the exporter here has no connection and they stay empty; promtool's unit tests
  * (deploy/prometheus/tests/facility.test.yml) give them data instead.
  */
-const NEEDS_RDMA_CONNECTIONS = new Set(['flow_id:mxl_fabric_connection_path:info']);
+const NEEDS_RDMA_CONNECTIONS = new Set(['flow_id:mxl_fabric_connection_path:info',
+  // and traffic of a connection that carries no MXL flow, which only a fault gives (issue 32,
+  // unmodelled-traffic; deploy/prometheus/tests/drift.test.yml)
+  'connection:mxl_fabric_connection_unmodelled_packets:rate', 'connection:mxl_fabric_connection_unmodelled_packets:share_of_port']);
+/**
+ * The ACK direction of a port (recording.yml) is the one that carries no flow of its own: this
+ * test's port carries flows both ways (video and data tx, audio rx), so it has none, by design;
+ * deploy/prometheus/tests/drift.test.yml gives the record data on a sender's and a receiver's port.
+ */
+const NEEDS_ONE_WAY_PORT = new Set(['instance_device_port:mxl_fabric_port_predicted_wire_bytes_per_second:ack_direction']);
+/** The Grafana alert rules (by title) whose query reads those: it must parse here, it cannot return data. */
+const GRAFANA_NEEDS_RDMA_CONNECTIONS = new Set(['MXL fabric unmodelled traffic']);
 /**
  * Recording rules over ALERTS that have data only while (or shortly after) an alert fires: the
  * port grace (a PortDown or PortAbsent page within the last minute) has none while every port
@@ -279,14 +290,14 @@ needs(prometheus).describe('Prometheus + exporter end to end: dashboard and aler
   it('every Prometheus query of the Grafana alert provisioning parses and returns data', async () => {
     const queries = grafanaAlerts.groups.flatMap((g) => g.rules.flatMap((r) => r.data
       .filter((d) => d.datasourceUid !== '__expr__')
-      .map((d) => ({ where: `${r.title} ${d.refId}`, expr: d.model.expr }))));
+      .map((d) => ({ where: `${r.title} ${d.refId}`, expr: d.model.expr, connections: GRAFANA_NEEDS_RDMA_CONNECTIONS.has(r.title) }))));
     expect(queries.length).toBeGreaterThan(0);
     const failures: string[] = [];
-    for (const { where, expr } of queries) {
+    for (const { where, expr, connections } of queries) {
       if (!expr) { failures.push(`${where}: no expr`); continue; }
       const r = await query(expr);
       if (r.status !== 'success') failures.push(`${where}: ${r.error}`);
-      else if (r.result.length === 0) failures.push(`${where}: no data`);
+      else if (r.result.length === 0 && !connections) failures.push(`${where}: no data`);
     }
     expect(failures, failures.join('\n')).toEqual([]);
   });
@@ -302,7 +313,7 @@ needs(prometheus).describe('Prometheus + exporter end to end: dashboard and aler
     const bad = rules.filter((r) => r.health !== 'ok').map((r) => `${r.name}: ${r.health} ${r.lastError ?? ''}`);
     expect(bad, bad.join('\n')).toEqual([]);
     const empty: string[] = [];
-    for (const r of rules.filter((x) => x.type === 'recording' && !NEEDS_RDMA_CONNECTIONS.has(x.name) && !NEEDS_FIRING_ALERT.has(x.name))) {
+    for (const r of rules.filter((x) => x.type === 'recording' && !NEEDS_RDMA_CONNECTIONS.has(x.name) && !NEEDS_ONE_WAY_PORT.has(x.name) && !NEEDS_FIRING_ALERT.has(x.name))) {
       if ((await query(r.name)).result.length === 0) empty.push(r.name);
     }
     expect(empty, `recording rules without data: ${empty.join(', ')}`).toEqual([]);

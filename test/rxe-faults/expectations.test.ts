@@ -3,9 +3,10 @@
  * an error naming the file, the fault and the field.
  */
 import { describe, it, expect } from 'vitest';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { EXPECTED_YML, loadExpectations, selectFaults, shippedAlertNames, substitute, validateExpectations } from '../rxe/faults/expectations.mjs';
 
@@ -55,6 +56,21 @@ describe('the shipped expected.yml', () => {
     const all = substitute(exp, exp.faults, vars);
     expect(JSON.stringify(all)).not.toMatch(/\$\{/);
     expect(all.find((f) => f.name === 'sender-killed')!.pages[0]!.labels).toEqual({ device: 'rxe0', port: '1', flow_id: '<flow_a>', pid: '<initiator_a_pid>' });
+    expect(all.find((f) => f.name === 'unmodelled-traffic')!.pages[0]).toEqual({
+      alertname: 'MxlFabricUnmodelledTraffic', labels: { device: 'rxe0', port: '1', direction: 'tx', process: 'mxl-loadgen', pid: '<unknown_pid>' },
+    });
+  });
+  // host.mjs fills a fault's substitutions from its own base (the two exporters' instances) and
+  // the KEY=VALUE lines guest.sh answers with (ready, and each injection's done-N): every name
+  // must come from one of them, or the fault's page cannot be matched when it runs.
+  it('every substitution is one host.mjs knows or guest.sh prints', () => {
+    const guest = readFileSync(fileURLToPath(new URL('../rxe/faults/guest.sh', import.meta.url)), 'utf8');
+    const host = readFileSync(fileURLToPath(new URL('../rxe/faults/host.mjs', import.meta.url)), 'utf8');
+    for (const name of Object.keys(exp.substitutions)) {
+      const fromHost = new RegExp(`\\b${name}: a\\.`).test(host);
+      const fromGuest = new RegExp(`echo "${name}=`).test(guest);
+      expect(fromHost || fromGuest, `${name}: neither host.mjs's base nor an echo "${name}=..." in guest.sh`).toBe(true);
+    }
   });
 });
 
