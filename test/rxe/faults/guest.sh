@@ -102,7 +102,30 @@ reconnect() { # reconnect [--between COMMAND] F...
   done
 }
 port_active() { rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE'; } # port_active DEVICE
-link_up() { ip link set veth0 up && rxe_wait_for 30 port_active rxe0 && rxe_wait_for 30 port_active rxe1; }
+# rxe has no disassociate_ucontext: `rdma link delete` waits in the kernel, unkillable, until every
+# open file of the device's uverbs node closes (uverbs_main.c ib_uverbs_remove_one; measured: the
+# rdma task hung over 600 s with MXL and the exporter running). Refuse instead of hanging.
+verbs_holders() { # verbs_holders DEVICE: the pids that have DEVICE's /dev/infiniband/uverbsN open
+  local d node p
+  for d in /sys/class/infiniband_verbs/uverbs*; do [[ $(<"$d/ibdev") == "$1" ]] && node=/dev/infiniband/${d##*/}; done
+  [[ -n ${node:-} ]] || return 0
+  for p in /proc/[0-9]*; do
+    if find "$p/fd" -maxdepth 1 -lname "$node" 2>/dev/null | grep -q .; then echo "${p#/proc/}"; fi
+  done
+}
+delete_rxe0() {
+  local held
+  held=$(verbs_holders rxe0 | tr '\n' ' ')
+  [[ -z $held ]] || { echo "rdma link delete rxe0 would hang while pids ${held% } hold it open (rxe cannot revoke userspace's access)"; return 1; }
+  timeout 60 rdma link delete rxe0
+}
+# A link down flushes the routes through it: the policy routes of rxe_route_up too (table 100's
+# via veth0), and without them RDMA CM's connect never completes (measured: the target accepted,
+# the initiator never connected, 90 s).
+link_up() {
+  ip link set veth0 up && rxe_wait_for 30 port_active rxe0 && rxe_wait_for 30 port_active rxe1 &&
+    rxe_route_up 192.168.77.1 192.168.77.2
+}
 rxe_back() { rdma link add rxe0 type rxe netdev veth0 && rxe_wait_for 30 port_active rxe0; }
 # MXL's target listens again once it has read the old connection's shutdown (RCTarget.cpp); an
 # initiator that comes before is rejected and does not retry.
@@ -165,7 +188,7 @@ inject() {
     target-killed) echo "target_a_pid=${TARGET[a]}"; kill_wait KILL "${TARGET[a]}" ;;
     writer-stopped) kill -STOP "${WRITER[a]}" ;;
     link-down) ip link set veth0 down ;;
-    rxe-deleted) timeout 60 rdma link delete rxe0 ;;
+    rxe-deleted) delete_rxe0 ;;
     packet-loss) tc qdisc add dev veth0 root netem loss 2% ;;
     # 16 Mbit/s: about half of flow A's 32 Mbit/s alone
     rate-cap) tc qdisc add dev veth0 root tbf rate 16mbit burst 64kb latency 50ms ;;
