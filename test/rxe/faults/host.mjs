@@ -25,7 +25,7 @@ import { startWebhook } from './webhook.mjs';
 // report as not run (why: the README's table, issue 32).
 export const DEFAULT_FAULTS = [
   'config-reload-refused', 'exporter-restarted', 'writer-stopped', 'packet-loss', 'sender-killed',
-  'prometheus-restarted', 'target-killed', 'rate-cap', 'unmodelled-traffic',
+  'prometheus-restarted', 'target-killed', 'rate-cap', 'unmodelled-traffic', 'domain-unreadable',
 ];
 const SCRAPE_SECONDS = 3;
 const BOUND_S = Number(process.env.FAULTS_BOUND_SECONDS ?? 150);
