@@ -68,7 +68,8 @@ function stop(p: Proc | undefined): Promise<void> {
 const NEEDS_RDMA_CONNECTIONS = new Set(['flow_id:mxl_fabric_connection_path:info',
   // and traffic of a connection that carries no MXL flow, which only a fault gives (issue 32,
   // unmodelled-traffic; deploy/prometheus/tests/drift.test.yml)
-  'connection:mxl_fabric_connection_unmodelled_packets:rate', 'connection:mxl_fabric_connection_unmodelled_packets:share_of_port']);
+  'connection:mxl_fabric_connection_unmodelled_packets:rate', 'connection:mxl_fabric_connection_unmodelled_packets:share_of_port',
+  'connection:mxl_fabric_connection_unmodelled_packets:share_of_drifting_port']);
 /**
  * The ACK direction of a port (recording.yml) is the one that carries no flow of its own: this
  * test's port carries flows both ways (video and data tx, audio rx), so it has none, by design;
