@@ -13,6 +13,38 @@ import { startWebhook as startRecorder } from '../rxe/faults/webhook.mjs';
 
 export const ALERTMANAGER_YML = join(ROOT, 'deploy', 'alertmanager', 'alertmanager.yml');
 
+/** Whether `labels` satisfy one Alertmanager matcher string (`name="v"`, `!=`, `=~`, `!~`; anchored). */
+export function matches(matcher: string, labels: Record<string, string>): boolean {
+  const m = /^([a-zA-Z_]\w*)\s*(=~|!~|!=|=)\s*"(.*)"$/.exec(matcher.trim());
+  if (!m) throw new Error(`matcher not understood: ${matcher}`);
+  const [, name, op, value] = m as unknown as [string, string, string, string];
+  const v = labels[name] ?? '';
+  const re = new RegExp(`^(?:${value})$`);
+  return op === '=' ? v === value : op === '!=' ? v !== value : op === '=~' ? re.test(v) : !re.test(v);
+}
+
+interface Route { receiver?: string; group_by?: string[]; matchers?: string[]; continue?: boolean; routes?: Route[] }
+
+/**
+ * The notification group an alert with `labels` lands in under the shipped routing tree: its
+ * receiver and the values of its route's group_by, both inherited from the parent where a route
+ * leaves them out, the first matching child taken at each level (no route here sets `continue`).
+ */
+export function notificationGroup(labels: Record<string, string>, file = ALERTMANAGER_YML): string {
+  let route = (parse(readFileSync(file, 'utf8')) as { route: Route }).route;
+  let receiver = route.receiver ?? '';
+  let groupBy = route.group_by ?? [];
+  for (;;) {
+    const child = route.routes?.find((r) => (r.matchers ?? []).every((m) => matches(m, labels)));
+    if (!child) break;
+    if (child.continue) throw new Error('notificationGroup does not follow `continue: true`');
+    route = child;
+    receiver = child.receiver ?? receiver;
+    groupBy = child.group_by ?? groupBy;
+  }
+  return `${receiver} {${groupBy.map((l) => `${l}="${labels[l] ?? ''}"`).join(',')}}`;
+}
+
 /** One alert of a webhook notification (Alertmanager's webhook payload, version 4). */
 export interface WebhookAlert { status: 'firing' | 'resolved'; labels: Record<string, string>; annotations: Record<string, string> }
 export interface Notification {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { needs, ROOT, sleep, tool } from './tools.js';
-import { ALERTMANAGER_YML, type Alertmanager, type Webhook, startAlertmanager, startWebhook, summarize } from './alertmanager-lib.js';
+import { ALERTMANAGER_YML, type Alertmanager, type Webhook, matches, notificationGroup, startAlertmanager, startWebhook, summarize } from './alertmanager-lib.js';
 
 const amtool = tool('amtool', 'prometheus-alertmanager');
 const alertmanager = tool('prometheus-alertmanager', 'prometheus-alertmanager');
@@ -59,19 +59,23 @@ needs(amtool).describe('amtool config routes test', () => {
 interface InhibitRule { source_matchers: string[]; target_matchers: string[]; equal?: string[] }
 const SHIPPED_ALERTS = (parse(readFileSync(join(ROOT, 'deploy', 'prometheus', 'rules', 'alerts.yml'), 'utf8')) as { groups: { rules: { alert?: string }[] }[] })
   .groups.flatMap((g) => g.rules).flatMap((r) => (r.alert ? [r.alert] : []));
-function matches(matcher: string, labels: Record<string, string>): boolean {
-  const m = /^([a-zA-Z_]\w*)\s*(=~|!~|!=|=)\s*"(.*)"$/.exec(matcher.trim());
-  if (!m) throw new Error(`matcher not understood: ${matcher}`);
-  const [, name, op, value] = m as unknown as [string, string, string, string];
-  const v = labels[name] ?? '';
-  const re = new RegExp(`^(?:${value})$`);
-  return op === '=' ? v === value : op === '!=' ? v !== value : op === '=~' ? re.test(v) : !re.test(v);
-}
 /** Every shipped alert name, with no direction, tx and rx, that matches both sides of `rule`. */
 const twoSided = (rule: InhibitRule): string[] => SHIPPED_ALERTS.flatMap((alertname) => [{}, { direction: 'tx' }, { direction: 'rx' }]
   .map((more): Record<string, string> => ({ alertname, ...more }))
   .filter((l) => rule.source_matchers.every((m) => matches(m, l)) && rule.target_matchers.every((m) => matches(m, l)))
   .map((l) => Object.values(l).join(' ')));
+
+describe('notificationGroup (the routing tree read by the faults expectations test)', () => {
+  it('groups by site and alertname, flows by site and flow_id, as amtool routes them to receivers', () => {
+    const g = (labels: Record<string, string>) => notificationGroup(labels);
+    expect(g({ alertname: 'MxlFabricPortDown', severity: 'critical', site: 's', instance: 'h1', device: 'rxe0' }))
+      .toBe(g({ alertname: 'MxlFabricPortDown', severity: 'critical', site: 's', instance: 'h2', device: 'rxe1' }));
+    expect(g({ alertname: 'MxlFabricPortDown', severity: 'critical', site: 's' })).toBe('mxl-fabric-page {site="s",alertname="MxlFabricPortDown"}');
+    expect(g({ alertname: 'MxlFabricFlowStalled', severity: 'warning', site: 's', flow_id: 'f1' })).toBe('mxl-fabric-ticket {site="s",flow_id="f1"}');
+    expect(g({ alertname: 'MxlFabricFlowMissing', severity: 'critical', site: 's', flow_id: 'f1' })).toBe('mxl-fabric-page {site="s",flow_id="f1"}');
+    expect(g({ alertname: 'MxlFabricModelDrift', severity: 'warning', site: 's' })).not.toBe(g({ alertname: 'MxlFabricUnmodelledTraffic', severity: 'warning', site: 's' }));
+  });
+});
 
 describe('inhibit rules', () => {
   it('no shipped alert matches both the source and the target of one rule', () => {

@@ -7,8 +7,13 @@ import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
-import { EXPECTED_YML, loadExpectations, selectFaults, shippedAlertNames, substitute, validateExpectations } from '../rxe/faults/expectations.mjs';
+import { parse, stringify } from 'yaml';
+import { notificationGroup } from '../deploy/alertmanager-lib.js';
+import { ALERTS_YML, EXPECTED_YML, loadExpectations, selectFaults, shippedAlertNames, substitute, validateExpectations } from '../rxe/faults/expectations.mjs';
+
+/** Each shipped alert's severity label, which the routing tree matches on. */
+const SEVERITY = new Map((parse(readFileSync(ALERTS_YML, 'utf8')) as { groups: { rules: { alert?: string; labels?: { severity?: string } }[] }[] })
+  .groups.flatMap((g) => g.rules).flatMap((r) => (r.alert ? [[r.alert, r.labels?.severity ?? ''] as const] : [])));
 
 const ISSUE_FAULTS = [
   'sender-killed', 'target-killed', 'writer-stopped', 'link-down', 'rxe-deleted', 'packet-loss', 'rate-cap',
@@ -44,9 +49,9 @@ describe('the shipped expected.yml', () => {
   it('names only alerts the shipped rules have, one page per fault', () => {
     const known = shippedAlertNames();
     for (const f of exp.faults) {
-      // One page: one alert, or alerts Alertmanager sends as one notification (the shipped route
-      // groups by site and alertname, flows by site and flow_id): link-down's two ports of one cable.
-      const groups = new Set(f.pages.map((p) => (p.labels.flow_id === undefined ? `alert ${p.alertname}` : `flow ${p.labels.flow_id}`)));
+      // One page: one alert, or alerts the shipped routing tree sends as one notification (one
+      // group): link-down's two ports of one cable.
+      const groups = new Set(f.pages.map((p) => notificationGroup({ alertname: p.alertname, severity: SEVERITY.get(p.alertname) ?? '', ...p.labels })));
       expect(groups.size, f.name).toBeLessThanOrEqual(1);
       for (const p of f.pages) expect(known.has(p.alertname), `${f.name} ${p.alertname}`).toBe(true);
     }

@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const EXPECTED_YML = join(HERE, 'expected.yml');
-const ALERTS_YML = join(HERE, '..', '..', '..', 'deploy', 'prometheus', 'rules', 'alerts.yml');
+export const ALERTS_YML = join(HERE, '..', '..', '..', 'deploy', 'prometheus', 'rules', 'alerts.yml');
 
 /**
  * @typedef {{ alertname: string, labels: Record<string, string> }} ExpectedPage
