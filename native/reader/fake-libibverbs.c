@@ -6,6 +6,11 @@
  * answers from its environment:
  *   FAKE_IBV_DEVICES  "mlx5_0:1,mlx5_1:2": devices and their port counts (default "mlx5_0:1");
  *                     empty: no device; FAKE_IBV_LIST_ERRNO=38: the list fails with ENOSYS
+ *   FAKE_IBV_DEVICES_FILE  a file whose text replaces FAKE_IBV_DEVICES, read again at each
+ *                     ibv_get_device_list (a missing file: no device), so that a test adds and
+ *                     deletes devices under a running process; an opened context keeps
+ *                     answering after its device left the list, as rxe's does while
+ *                     `rdma link delete` waits for it to be closed
  *   FAKE_IBV_STALL    "mlx5_1/1": ibv_query_port of this port reads a byte from the FIFO
  *                     FAKE_IBV_STALL_FIFO (opened O_RDWR) while the file FIFO.armed exists;
  *                     "list": ibv_get_device_list does
@@ -36,13 +41,17 @@ struct fake_device {
   int ports;
 };
 
+/* A context has its own copy of the device: the list it was opened from is freed, and the next one may differ. */
 struct fake_ctx {
-  struct fake_device *dev;
+  struct fake_device dev;
   int closed;
 };
 
-static struct fake_device devices[MAX_FAKE];
-static struct fake_device *list[MAX_FAKE + 1];
+/* What ibv_get_device_list returns: the pointers, NULL-terminated, then the devices they point to. */
+struct fake_list {
+  struct fake_device *list[MAX_FAKE + 1];
+  struct fake_device devices[MAX_FAKE];
+};
 
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
   const char *file = getenv("FAKE_IBV_LOG");
@@ -75,6 +84,23 @@ static void stall_if_armed(const char *me) {
   say("returned %s", me);
 }
 
+/* The device list's text: FAKE_IBV_DEVICES_FILE's content when it is set, else FAKE_IBV_DEVICES. */
+static void device_spec(char *buf, size_t size) {
+  const char *file = getenv("FAKE_IBV_DEVICES_FILE");
+  if (!file) {
+    const char *spec = getenv("FAKE_IBV_DEVICES");
+    snprintf(buf, size, "%s", spec ? spec : "mlx5_0:1");
+    return;
+  }
+  buf[0] = 0;
+  FILE *f = fopen(file, "r");
+  if (!f) return;
+  size_t n = fread(buf, 1, size - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  buf[strcspn(buf, "\n")] = 0;
+}
+
 struct fake_device **ibv_get_device_list(int *num) {
   stall_if_armed("list");
   const char *fail = getenv("FAKE_IBV_LIST_ERRNO");
@@ -82,24 +108,24 @@ struct fake_device **ibv_get_device_list(int *num) {
     errno = atoi(fail);
     return NULL;
   }
-  const char *spec = getenv("FAKE_IBV_DEVICES");
+  struct fake_list *l = calloc(1, sizeof *l);
+  if (!l) return NULL;
   char buf[1024];
-  snprintf(buf, sizeof buf, "%s", spec ? spec : "mlx5_0:1");
+  device_spec(buf, sizeof buf);
   int n = 0;
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < MAX_FAKE; tok = strtok_r(NULL, ",", &save)) {
     char *colon = strchr(tok, ':');
-    devices[n].ports = colon ? atoi(colon + 1) : 1;
+    l->devices[n].ports = colon ? atoi(colon + 1) : 1;
     if (colon) *colon = 0;
-    snprintf(devices[n].name, sizeof devices[n].name, "%s", tok);
-    list[n] = &devices[n];
+    snprintf(l->devices[n].name, sizeof l->devices[n].name, "%s", tok);
+    l->list[n] = &l->devices[n];
     n++;
   }
-  list[n] = NULL;
   if (num) *num = n;
-  return list;
+  return l->list; /* the first member: the address of the whole */
 }
 
-void ibv_free_device_list(struct fake_device **l) { (void)l; }
+void ibv_free_device_list(struct fake_device **l) { free(l); }
 
 const char *ibv_get_device_name(struct fake_device *d) { return d->name; }
 
@@ -111,20 +137,20 @@ struct fake_ctx *ibv_open_device(struct fake_device *d) {
   }
   struct fake_ctx *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->dev = d;
+  c->dev = *d;
   say("open %s", d->name);
   return c;
 }
 
 int ibv_close_device(struct fake_ctx *c) {
-  say("close %s", c->dev->name);
+  say("close %s", c->dev.name);
   c->closed = 1; /* kept, so a later use is seen rather than undefined */
   return 0;
 }
 
 static int usable(struct fake_ctx *c) {
   if (!c->closed) return 1;
-  say("used after close %s", c->dev->name);
+  say("used after close %s", c->dev.name);
   return 0;
 }
 
@@ -132,7 +158,7 @@ int ibv_query_device(struct fake_ctx *c, uint8_t *attr) {
   if (!usable(c)) return EBADF;
   memset(attr, 0, 232);
   memcpy(attr, "1.0", 4); /* fw_ver */
-  attr[227] = (uint8_t)c->dev->ports;
+  attr[227] = (uint8_t)c->dev.ports;
   return 0;
 }
 
@@ -140,10 +166,10 @@ int ibv_query_device(struct fake_ctx *c, uint8_t *attr) {
 /* The exported ibv_query_port@@IBVERBS_1.1: struct _compat_ibv_port_attr, 48 bytes. */
 int ibv_query_port(struct fake_ctx *c, uint8_t port, uint8_t *a) {
   char me[80];
-  snprintf(me, sizeof me, "%s/%d", c->dev->name, port);
+  snprintf(me, sizeof me, "%s/%d", c->dev.name, port);
   stall_if_armed(me);
   if (!usable(c)) return EBADF;
-  if (port < 1 || port > c->dev->ports) return EINVAL;
+  if (port < 1 || port > c->dev.ports) return EINVAL;
   memset(a, 0, 48);
   uint32_t u;
   u = 4;
@@ -189,7 +215,7 @@ static void gid_entry(uint8_t *e, int port, uint32_t index) {
 int _ibv_query_gid_ex(struct fake_ctx *c, uint32_t port, uint32_t index, uint8_t *entry, uint32_t flags, size_t size) {
   (void)flags;
   if (!usable(c)) return EBADF;
-  if (size < 32 || port < 1 || (int)port > c->dev->ports) return EINVAL;
+  if (size < 32 || port < 1 || (int)port > c->dev.ports) return EINVAL;
   if (index >= GID_TBL_LEN) return ENODATA;
   gid_entry(entry, (int)port, index);
   return 0;
@@ -201,7 +227,7 @@ ssize_t _ibv_query_gid_table(struct fake_ctx *c, uint8_t *entries, size_t max, u
   if (!usable(c)) return -EBADF;
   if (size < 32) return -EINVAL;
   size_t n = 0;
-  for (int port = 1; port <= c->dev->ports; port++) {
+  for (int port = 1; port <= c->dev.ports; port++) {
     for (uint32_t i = 0; i < GID_TBL_LEN; i++) {
       if (n >= max) return -EINVAL;
       gid_entry(entries + n * 32, port, i);
