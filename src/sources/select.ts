@@ -78,7 +78,7 @@ function choose(opts: SelectOptions, openVerbs: () => VerbsOpenResult): Measurem
 }
 
 function chooseInventory(sysfsRoot: string, verbs: VerbsOpenResult, notes: string[]): PortInventory {
-  if (verbs.ok && runSync(verbs.inventory.listReads()).length > 0) {
+  if (verbs.ok && verbs.inventory.ports().length > 0) {
     notes.push('ports and attributes from libibverbs');
     return verbs.inventory;
   }

@@ -105,3 +105,40 @@ describe('a libibverbs whose device listing never returns', () => {
     expect(took).toBeGreaterThanOrEqual(5000);
   }, 90_000);
 });
+
+describe('a libibverbs device deleted and added again (issue 32, rxe-deleted)', () => {
+  it('is let go of within one tick of its uverbs node going (port_present 0), and found again when it is back (port_present 1), without a restart', async () => {
+    execFileSync('make', ['-s', '-C', path.join(ROOT, 'native'), 'reader', 'fake-verbs']);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mfe-verbs-rescan-'));
+    const r = await new Promise<{ error: Error | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(path.join(ROOT, 'node_modules/.bin/vite-node'), [path.join(__dirname, 'verbs-rescan-child.ts')], {
+        env: {
+          ...process.env,
+          LD_LIBRARY_PATH: path.join(ROOT, 'native/build/fake-verbs'),
+          FAKE_IBV_DEVICES_FILE: path.join(dir, 'devices'),
+          FAKE_IBV_LOG: path.join(dir, 'calls.log'),
+        },
+        encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL',
+      }, (error, stdout, stderr) => resolve({ error, stdout, stderr }));
+    });
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect(r.error?.message ?? '', r.stderr).toBe('');
+    type Port = { present: number; pps: number | null };
+    type Step = { mlx5_0: Port; mlx5_1: Port; calls: string[]; foundLog?: number; vanishedLog?: number };
+    const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { before: Step; deleted: Step; added: Step; counting: Step; calls: string[] };
+    const counting: Port = { present: 1, pps: 60 };
+    const opened = ['open mlx5_0', 'open mlx5_1'];
+    expect(s.before).toEqual({ mlx5_0: counting, mlx5_1: counting, calls: opened, foundLog: 1 });
+
+    // The tick that saw mlx5_1's node gone closed its context (rxe's `rdma link delete` can end)
+    // and dropped its port: the configured port is absent; mlx5_0 reads on.
+    expect(s.deleted).toEqual({
+      mlx5_0: counting, mlx5_1: { present: 0, pps: null }, calls: [...opened, 'open mlx5_0', 'close mlx5_0', 'close mlx5_1'], vanishedLog: 1,
+    });
+
+    // Back in the next tick, and measured again from the one after.
+    expect(s.added).toMatchObject({ mlx5_0: counting, mlx5_1: { present: 1 }, calls: [...s.deleted.calls, ...opened, 'close mlx5_0'], foundLog: 2 });
+    expect(s.counting).toMatchObject({ mlx5_0: counting, mlx5_1: counting });
+    expect(s.calls).toEqual([...s.added.calls, 'close mlx5_0', 'close mlx5_1']);
+  }, 90_000);
+});

@@ -216,12 +216,24 @@ interface ChildReport {
   afterClose?: unknown;
 }
 
-function runChild(env: Record<string, string>): ChildReport {
-  const r = spawnSync(path.join(ROOT, 'node_modules/.bin/vite-node'), [path.join(__dirname, 'verbs-child.ts')], {
+function runChild<T = ChildReport>(env: Record<string, string>, child = 'verbs-child.ts'): T {
+  const r = spawnSync(path.join(ROOT, 'node_modules/.bin/vite-node'), [path.join(__dirname, child)], {
     env: { ...process.env, LD_LIBRARY_PATH: FAKE_DIR, ...env }, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL',
   });
   expect(r.status, r.stderr).toBe(0);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as ChildReport;
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as T;
+}
+
+type Ref = { device: string; port: number };
+interface Round { changed: boolean; ports?: Ref[] }
+interface RescanReport {
+  start: { ports: Ref[]; states: (string | null)[]; calls: string[] };
+  steady: Round;
+  deleted: Round & { states: (string | null)[]; attrsA: string | null; attrsB: unknown; calls: string[] };
+  afterDelete: Round;
+  added: { changed: unknown; listed: unknown; attributes: (string | null)[]; calls: string[] };
+  replaced: Round & { state: string | null; calls: string[] };
+  calls: string[];
 }
 
 const port = (device: string, n: number, netdev?: string): Record<string, unknown> => ({
@@ -259,6 +271,38 @@ describe('VerbsInventory over a stand-in libibverbs.so.1 (the reader library\'s 
     expect(r.gone).toBeNull();
     expect(r.afterClose).toBeNull();
     expect(fs.readFileSync(log, 'utf8')).toBe('open mlx5_0\nopen mlx5_1\nclose mlx5_0\nclose mlx5_1\n');
+  });
+
+  it('opens the devices again when a uverbs node goes or comes (issue 32): a deleted device is closed within one round and its ports unlisted, an added one listed and read', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mfe-verbs-rescan-'));
+    const r = runChild<RescanReport>({
+      MFE_TEST_SYSFS: path.join(dir, 'sys'), FAKE_IBV_DEVICES_FILE: path.join(dir, 'devices'), FAKE_IBV_LOG: path.join(dir, 'calls.log'),
+    }, 'verbs-rescan-child.ts');
+    fs.rmSync(dir, { recursive: true, force: true });
+    const A = { device: 'mlx5_0', port: 1 };
+    const B = [{ device: 'mlx5_1', port: 1 }, { device: 'mlx5_1', port: 2 }];
+    const opened = ['open mlx5_0', 'open mlx5_1'];
+    expect(r.start).toEqual({ ports: [A, ...B], states: ['ACTIVE', 'ACTIVE', 'ACTIVE'], calls: opened });
+    expect(r.steady).toEqual({ changed: false });
+
+    // mlx5_1's node gone: in that one round its context is closed (what lets `rdma link delete`
+    // finish), its ports are no longer listed, and mlx5_0 answers through its new context.
+    expect(r.deleted).toEqual({
+      changed: true, ports: [A], states: ['ACTIVE', null], attrsA: 'ACTIVE', attrsB: null,
+      calls: [...opened, 'open mlx5_0', 'close mlx5_0', 'close mlx5_1'],
+    });
+    expect(r.afterDelete).toEqual({ changed: false });
+
+    // Back: listed, opened and read again (on the reader threads), without a new inventory.
+    expect(r.added).toEqual({
+      changed: { kind: 'done', value: true }, listed: { kind: 'done', value: [A, ...B] }, attributes: ['ACTIVE', 'ACTIVE', 'ACTIVE'],
+      calls: [...r.deleted.calls, ...opened, 'close mlx5_0'],
+    });
+
+    // The same node name for a new device between two looks (a driver reload): its inode tells.
+    expect(r.replaced).toEqual({ changed: true, ports: [A, ...B], state: 'ACTIVE', calls: [...r.added.calls, ...opened, 'close mlx5_0', 'close mlx5_1'] });
+    expect(r.calls).toEqual([...r.replaced.calls, 'close mlx5_0', 'close mlx5_1']);
+    expect(r.calls.filter((c) => c.startsWith('used after close'))).toEqual([]);
   });
 
   it('without _ibv_query_gid_table reads the GIDs one _ibv_query_gid_ex per index', () => {

@@ -6,10 +6,21 @@
  * (native/reader/verbs.c): on a reader thread when the daemon reads bounded, on the caller's
  * thread through runSync() (the CLI). The library keeps the opened devices; this inventory holds
  * their handles, and close() lets go of them (a device is closed once no query uses it).
+ *
+ * A device that goes or comes (`rdma link delete`/`add`, a driver unbind or reload, a firmware
+ * reset) changes <sysfs>/class/infiniband_verbs, which every tick's listChangedReads() looks at;
+ * listReads() then opens the devices again and lets go of the old contexts. Holding the context
+ * of a deleted device is not harmless: ib_uverbs_remove_one() (drivers/infiniband/core/
+ * uverbs_main.c) removes the uverbsN class device first, then, for a driver without
+ * disassociate_ucontext (rxe, siw), waits until every open file of it is closed, so
+ * `rdma link delete rxe0` hangs for as long as the exporter keeps its context; with it (mlx5)
+ * the old context fails from then on, and a device back under the same name needs a new one.
  */
 import type { PortAttributes, PortInventory, PortRef, PortState } from '../types.js';
-import { type ReadProgram, withoutReads, read } from '../../reads/program.js';
-import { ELIBACC, ELIBBAD, VERBS_PORT_BYTES, type Op, statusName } from '../../reads/ops.js';
+import * as path from 'node:path';
+import { type ReadProgram, namesOf, read } from '../../reads/program.js';
+import { ELIBACC, ELIBBAD, OpBatch, VERBS_PORT_BYTES, type Op, type Results, statusName } from '../../reads/ops.js';
+import { DEFAULT_SYSFS_ROOT, DIR_READ_BYTES, isSafeName } from '../sysfs/paths.js';
 import { ERRNO, errnoName } from '../../ffi/errno.js';
 import { closeVerbsDevice } from '../../reads/native.js';
 import { loadLibc } from '../../ffi/libc.js';
@@ -74,25 +85,74 @@ interface SkippedDevice {
   readonly error: string;
 }
 
-/** Lists the devices and opens each (one verbsOpen op): the inventory, or why there is none. */
-export function* openVerbsReads(): ReadProgram<VerbsOpenResult> {
-  const r = yield* read([{ kind: 'verbsOpen' }]);
-  const status = r.status(0);
-  if (status === ELIBACC || status === ELIBBAD) {
-    const why = r.bytes(0).toString('utf8') || LIBIBVERBS;
-    return { ok: false, error: new VerbsUnavailable(status === ELIBACC ? 'library-missing' : 'symbol-missing', why) };
-  }
-  if (status < 0) return { ok: false, error: noDevices(-status) };
-  const records = decodeVerbsDevices(r.bytes(0), status);
-  if (records.length === 0) return { ok: false, error: noDevices(0) };
-  const skipped = records.filter((d) => d.status !== 0).map((d) => ({ device: d.name, error: `${d.failedCall} failed with ${statusName(d.status)}` }));
-  const devices = records.filter((d) => d.status === 0);
-  if (devices.length === 0) {
-    return { ok: false, error: new VerbsUnavailable('open-failed', skipped.map((s) => `${s.device}: ${s.error}`).join('; ')) };
-  }
-  return { ok: true, inventory: new VerbsInventory(devices, skipped) };
+export interface VerbsOptions {
+  /**
+   * Where the sysfs that libibverbs sees is mounted (default /sys): its class/infiniband_verbs
+   * tells when a device came or went. Only tests give another.
+   */
+  readonly sysfsRoot?: string;
 }
 
+/** A uverbs class device (class/infiniband_verbs/uverbsN): one per device libibverbs can open. */
+interface UverbsNode {
+  readonly name: string;
+  /** Its directory's inode (stat follows the class link): a device re-created under the same name has another. */
+  readonly ino: number | undefined;
+}
+
+/** What one verbsOpen op opened and skipped, and the uverbs nodes as listed just before it. */
+interface Opening {
+  readonly devices: readonly OpenDevice[];
+  readonly skipped: readonly SkippedDevice[];
+  /** By name. */
+  readonly nodes: readonly UverbsNode[];
+  /** Why no device is open, when none is. */
+  readonly error: VerbsUnavailable | undefined;
+}
+
+/** Lists the devices and opens each (one verbsOpen op): the inventory, or why there is none. */
+export function* openVerbsReads(options: VerbsOptions = {}): ReadProgram<VerbsOpenResult> {
+  const dir = path.join(options.sysfsRoot ?? DEFAULT_SYSFS_ROOT, 'class', 'infiniband_verbs');
+  const r = yield* read([listOp(dir)]);
+  const opening = yield* openingReads(dir, yield* nodeNames(r, dir));
+  if (opening.error !== undefined) return { ok: false, error: opening.error };
+  return { ok: true, inventory: new VerbsInventory(dir, opening) };
+}
+
+const listOp = (dir: string): Op => ({ kind: 'readDir', path: dir, max: DIR_READ_BYTES });
+const statOp = (dir: string, node: string): Op => ({ kind: 'stat', path: path.join(dir, node) });
+
+/** The node names of listing 0 of `r`, sorted (none when class/infiniband_verbs is missing: no uverbs). */
+function* nodeNames(r: Results, dir: string): ReadProgram<string[]> {
+  return ((yield* namesOf(r, 0, dir)) ?? []).filter(isSafeName).sort();
+}
+
+/**
+ * One round: the nodes listed (`names`) stat'ed, then every device opened. In that order: a
+ * device that goes after the look is seen gone at the next one, and its context let go then.
+ */
+function* openingReads(dir: string, names: readonly string[]): ReadProgram<Opening> {
+  const r = yield* read([...names.map((n) => statOp(dir, n)), { kind: 'verbsOpen' }]);
+  const nodes = names.map((name, i) => ({ name, ino: r.stat(i)?.ino }));
+  return { nodes, ...openedDevices(r, names.length) };
+}
+
+/** The verbsOpen op's (op `i` of `r`) devices, those it skipped, and why none is open when none is. */
+function openedDevices(r: Results, i: number): Omit<Opening, 'nodes'> {
+  const status = r.status(i);
+  const none = (error: VerbsUnavailable): Omit<Opening, 'nodes'> => ({ devices: [], skipped: [], error });
+  if (status === ELIBACC || status === ELIBBAD) {
+    const why = r.bytes(i).toString('utf8') || LIBIBVERBS;
+    return none(new VerbsUnavailable(status === ELIBACC ? 'library-missing' : 'symbol-missing', why));
+  }
+  if (status < 0) return none(noDevices(-status));
+  const records = decodeVerbsDevices(r.bytes(i), status);
+  if (records.length === 0) return none(noDevices(0));
+  const skipped = records.filter((d) => d.status !== 0).map((d) => ({ device: d.name, error: `${d.failedCall} failed with ${statusName(d.status)}` }));
+  const devices = records.filter((d) => d.status === 0);
+  if (devices.length > 0) return { devices, skipped, error: undefined };
+  return { devices, skipped, error: new VerbsUnavailable('open-failed', skipped.map((s) => `${s.device}: ${s.error}`).join('; ')) };
+}
 
 function noDevices(errno: number): VerbsUnavailable {
   if (errno === 0) return new VerbsUnavailable('no-devices', 'ibv_get_device_list() found 0 devices', 0);
@@ -108,36 +168,87 @@ interface PortQuery {
   readonly gids: GidEntry[];
 }
 
+/** An opening as the inventory uses it: its devices by name, and the look that tells when it is out of date. */
+interface Held {
+  readonly opening: Opening;
+  readonly devices: ReadonlyMap<string, OpenDevice>;
+  /** The uverbs nodes' listing, then a stat of each node the opening found (kept: read every tick). */
+  readonly look: OpBatch;
+}
+
+function hold(dir: string, opening: Opening): Held {
+  return {
+    opening,
+    devices: new Map(opening.devices.map((d) => [d.name, d])),
+    look: new OpBatch([listOp(dir), ...opening.nodes.map((n) => statOp(dir, n.name))]),
+  };
+}
+
 class VerbsInventory implements PortInventory {
   readonly kind = 'verbs' as const;
-  private readonly devices: Map<string, OpenDevice>;
+  private held: Held;
   private closed = false;
 
   constructor(
-    devices: readonly OpenDevice[],
-    /** Devices listed but not opened, with why. */
-    readonly skipped: readonly SkippedDevice[] = [],
+    /** <sysfs>/class/infiniband_verbs. */
+    private readonly dir: string,
+    opening: Opening,
     private readonly closeDevice: (handle: number) => void = (h) => void closeVerbsDevice(h),
   ) {
-    this.devices = new Map(devices.map((d) => [d.name, d]));
+    this.held = hold(dir, opening);
   }
 
-  private ports(): PortRef[] {
+  /** Devices listed but not opened at the last opening, with why. */
+  get skipped(): readonly SkippedDevice[] {
+    return this.held.opening.skipped;
+  }
+
+  /** The ports of the devices open now, without a read. */
+  ports(): PortRef[] {
     const out: PortRef[] = [];
-    for (const d of this.devices.values()) {
+    for (const d of this.held.devices.values()) {
       for (let port = 1; port <= d.portCount; port++) out.push({ device: d.name, port });
     }
     return out;
   }
 
-  /** The devices were opened once: their ports are known without a read. */
-  listReads(): ReadProgram<PortRef[]> {
-    return withoutReads(this.ports());
+  /** The open devices' ports; when a device came or went since they were opened, opened again first. */
+  *listReads(): ReadProgram<PortRef[]> {
+    if (this.closed) return [];
+    const now = yield* this.lookReads();
+    if (now.changed) yield* this.reopenReads(now.names);
+    return this.ports();
   }
 
-  /** The devices were opened once; their list does not change under this inventory. */
-  listChangedReads(): ReadProgram<boolean> {
-    return withoutReads(false);
+  /** One look at the uverbs nodes (their listing, and the inode of each known one). */
+  *listChangedReads(): ReadProgram<boolean> {
+    if (this.closed) return false;
+    return (yield* this.lookReads()).changed;
+  }
+
+  /** Whether the uverbs nodes differ from those listed at the opening (names or inodes), and their names now. */
+  private *lookReads(): ReadProgram<{ readonly changed: boolean; readonly names: string[] }> {
+    const before = this.held.opening.nodes;
+    const r = yield this.held.look;
+    // Decoded before namesOf() may yield again.
+    const moved = before.some((n, i) => r.stat(i + 1)?.ino !== n.ino);
+    const names = yield* nodeNames(r, this.dir);
+    const changed = moved || names.length !== before.length || names.some((n, i) => n !== before[i]!.name);
+    return { changed, names };
+  }
+
+  /**
+   * Opens every device again (one verbsOpen op) and lets go of the contexts held so far. An
+   * unchanged device is reopened too: devices come and go rarely, its new context costs one
+   * ibv_open_device, and a device back under its old name (mlx5 after a reload) cannot be told
+   * from one that stayed by its name, while its old context only fails (EIO) from then on.
+   */
+  private *reopenReads(names: readonly string[]): ReadProgram<void> {
+    const opening = yield* openingReads(this.dir, names);
+    // Closed meanwhile (the daemon stopping): the new contexts are let go of as well.
+    const old = this.closed ? opening : this.held.opening;
+    if (!this.closed) this.held = hold(this.dir, opening);
+    for (const d of old.devices) this.closeDevice(d.handle);
   }
 
   *stateReads(ref: PortRef): ReadProgram<PortState | undefined> {
@@ -173,11 +284,11 @@ class VerbsInventory implements PortInventory {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const d of this.devices.values()) this.closeDevice(d.handle);
+    for (const d of this.held.opening.devices) this.closeDevice(d.handle);
   }
 
   private device(ref: PortRef): OpenDevice | undefined {
-    const d = this.closed ? undefined : this.devices.get(ref.device);
+    const d = this.closed ? undefined : this.held.devices.get(ref.device);
     return d === undefined || ref.port < 1 || ref.port > d.portCount ? undefined : d;
   }
 
