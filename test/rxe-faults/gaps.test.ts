@@ -84,9 +84,13 @@ describe('classifyGaps', () => {
     const g = { series: 'up', kind: 'up' as const, from: -5000, to: 30_000 };
     expect(classifyGaps([g], [{ name: 'prometheus-restarted', from: -10_000, to: 60_000, restartedAt: 0 }]).excused).toEqual([by(g, 'prometheus-restarted (Prometheus restart)')]);
   });
-  it('a fault that excuses nothing (link-down, packet-loss, ...) leaves its gaps outside', () => {
+  it('a fault that excuses nothing (packet-loss, mtu-lowered, ...) leaves its gaps outside', () => {
     const gaps = [up(100, 110), port(100, 110)];
-    expect(classifyGaps(gaps, [{ name: 'link-down', from: s(90), to: s(200) }, { name: 'packet-loss', from: s(90), to: s(200) }])).toEqual({ excused: [], outside: gaps });
+    expect(classifyGaps(gaps, [{ name: 'mtu-lowered', from: s(90), to: s(200) }, { name: 'packet-loss', from: s(90), to: s(200) }])).toEqual({ excused: [], outside: gaps });
+  });
+  it("link-down excuses only port series (its undo creates rxe0 again), as rxe-deleted", () => {
+    expect(classifyGaps([up(100, 110), port(100, 110)], [{ name: 'link-down', from: s(90), to: s(200) }]))
+      .toEqual({ excused: [by(port(100, 110), 'link-down')], outside: [up(100, 110)] });
   });
   it('a gap must lie in one span: across two neighbouring windows it is outside; the first span that holds it names it', () => {
     const w = [{ name: 'exporter-restarted', from: s(100), to: s(110) }, { name: 'rxe-deleted', from: s(135), to: s(200) }];

@@ -1,7 +1,8 @@
 // The faults report's series-gap check (issue 32): over the whole run, every exporter's `up` and one
 // measured rate series per port and direction must have a sample every scrape, and `up` must be 1.
 // Allowed: the exporter-restarted fault (the exporter is gone), the Prometheus restart of
-// prometheus-restarted (nothing scrapes), and for the rate series rxe-deleted (the port is gone).
+// prometheus-restarted (nothing scrapes), and for the rate series rxe-deleted (the port is gone)
+// and link-down (its undo creates rxe0 again: guest.sh link_back).
 // `findGaps` is pure; `seriesGaps` reads the raw samples from Prometheus.
 
 /**
@@ -13,6 +14,7 @@
 const EXCUSES = {
   'exporter-restarted': { all: true, before: 5, after: 20 },
   'rxe-deleted': { all: false, before: 5, after: 30 },
+  'link-down': { all: false, before: 5, after: 30 },
 };
 
 /**

@@ -34,11 +34,13 @@ cleanup() {
   ip link set veth0 up 2>/dev/null || true
   ip link set veth0 mtu 1500 2>/dev/null || true
   ip link set veth1 mtu 1500 2>/dev/null || true
-  rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 2>/dev/null || true
   local p
   for p in "${WRITER[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
   if [[ -n ${DOMAIN_MODE:-} ]]; then chmod "$DOMAIN_MODE" "$TX" 2>/dev/null || true; fi
+  # Before rxe0 is added back: an `rdma link delete` in flight returns once MXL lets go of it.
   rxe_stop_started
+  if [[ -n ${DELETING:-} ]]; then wait "$DELETING" 2>/dev/null || true; fi
+  rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 2>/dev/null || true
   rxe_route_down 192.168.77.1 192.168.77.2
 }
 trap cleanup EXIT
@@ -102,31 +104,46 @@ reconnect() { # reconnect [--between COMMAND] F...
   done
 }
 port_active() { rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE'; } # port_active DEVICE
-# rxe has no disassociate_ucontext: `rdma link delete` waits in the kernel, unkillable, until every
-# open file of the device's uverbs node closes (uverbs_main.c ib_uverbs_remove_one; measured: the
-# rdma task hung over 600 s with MXL and the exporter running). Refuse instead of hanging.
-verbs_holders() { # verbs_holders DEVICE: the pids that have DEVICE's /dev/infiniband/uverbsN open
-  local d node p
-  for d in /sys/class/infiniband_verbs/uverbs*; do [[ $(<"$d/ibdev") == "$1" ]] && node=/dev/infiniband/${d##*/}; done
-  [[ -n ${node:-} ]] || return 0
-  for p in /proc/[0-9]*; do
-    if find "$p/fd" -maxdepth 1 -lname "$node" 2>/dev/null | grep -q .; then echo "${p#/proc/}"; fi
-  done
-}
-delete_rxe0() {
-  local held
-  held=$(verbs_holders rxe0 | tr '\n' ' ')
-  [[ -z $held ]] || { echo "rdma link delete rxe0 would hang while pids ${held% } hold it open (rxe cannot revoke userspace's access)"; return 1; }
-  timeout 60 rdma link delete rxe0
+# An rxe device whose netdev was set down and up again receives nothing more (measured on Linux
+# 6.1 in this guest: rxe_udp_encap_recv and rxe_rcv run for each packet, rcvd_pkts stays, RDMA CM
+# connects time out) until it is created again; a hardware port comes back by itself. rxe1, whose
+# veth only lost its carrier, is not touched. `rdma link delete` returns once every process has
+# let go of the device (uverbs_main.c ib_uverbs_remove_one: rxe has no disassociate_ucontext): MXL's
+# endpoints are stopped first (reconnect), the exporters close theirs within a tick.
+recreate_rxe0() {
+  timeout 60 rdma link delete rxe0 && rdma link add rxe0 type rxe netdev veth0 && rxe_wait_for 30 port_active rxe0
 }
 # A link down flushes the routes through it: the policy routes of rxe_route_up too (table 100's
-# via veth0), and without them RDMA CM's connect never completes (measured: the target accepted,
-# the initiator never connected, 90 s).
-link_up() {
+# via veth0), and without them RDMA CM's connect never completes.
+link_back() {
   ip link set veth0 up && rxe_wait_for 30 port_active rxe0 && rxe_wait_for 30 port_active rxe1 &&
-    rxe_route_up 192.168.77.1 192.168.77.2
+    recreate_rxe0 && rxe_route_up 192.168.77.1 192.168.77.2
 }
-rxe_back() { rdma link add rxe0 type rxe netdev veth0 && rxe_wait_for 30 port_active rxe0; }
+# The device deleted under running MXL. rxe cannot revoke userspace's access (mlx5 can), so
+# `rdma link delete` waits in the kernel until MXL's initiators close rxe0; meanwhile the device is
+# gone for everyone else: its uverbs node and netlink entry (device.c disable_device), its cm_ids
+# (MXL gets RDMA_CM_EVENT_DEVICE_REMOVAL). The exporters let go of it within a tick. The delete
+# finishes in the undo, once the initiators are stopped.
+delete_rxe0() {
+  rdma link delete rxe0 >>"$RXE_OUT/rdma-delete.log" 2>&1 &
+  DELETING=$!
+  rxe_wait_for 30 rxe0_unlisted || { echo "rxe0 still listed 30 s after rdma link delete"; return 1; }
+}
+rxe0_unlisted() { ! grep -qsx rxe0 /sys/class/infiniband_verbs/uverbs*/ibdev; }
+rxe_back() {
+  if [[ -n ${DELETING:-} ]]; then
+    rxe_wait_for 60 deleted || { echo "rdma link delete rxe0 still waits 60 s after MXL's endpoints stopped (pids with a uverbs file open: $(uverbs_holders))"; return 1; }
+    DELETING=
+  fi
+  rdma link add rxe0 type rxe netdev veth0 && rxe_wait_for 30 port_active rxe0
+}
+deleted() { ! kill -0 "$DELETING" 2>/dev/null; }
+uverbs_holders() { # the pids that have a /dev/infiniband/uverbsN open (a deleted node's too)
+  local p
+  for p in /proc/[0-9]*; do
+    if find "$p/fd" -maxdepth 1 -lname '/dev/infiniband/uverbs*' 2>/dev/null | grep -q .; then printf '%s ' "${p#/proc/}"; fi
+  done
+}
 # MXL's target listens again once it has read the old connection's shutdown (RCTarget.cpp); an
 # initiator that comes before is rejected and does not retry.
 restart_initiator() { # restart_initiator F LISTENED_BEFORE
@@ -193,7 +210,11 @@ inject() {
     # 16 Mbit/s: about half of flow A's 32 Mbit/s alone
     rate-cap) tc qdisc add dev veth0 root tbf rate 16mbit burst 64kb latency 50ms ;;
     unmodelled-traffic) unmodelled_start ;;
-    mtu-lowered) ip link set veth0 mtu $LOWERED_MTU ;;
+    # QPs connected before keep their path MTU, and rxe resends a packet that no longer fits the
+    # netdev at once, forever, in the kernel (send_err +5,600/s measured, QPs in RTS): the
+    # emulated CPUs starve. MXL does not reconnect by itself; the flows are connected again at
+    # the port's new MTU, as a restarted MXL would be.
+    mtu-lowered) ip link set veth0 mtu $LOWERED_MTU && reconnect a b ;;
     domain-unreadable) DOMAIN_MODE=$(stat -c %a "$TX") && chmod 000 "$TX" ;;
     exporter-restarted)
       kill_wait KILL "${EXPORTER[sender]}"
@@ -210,7 +231,7 @@ undo() {
     sender-killed | prometheus-restarted) restart_initiator a "$A_LISTENED" ;;
     target-killed) reconnect a ;;
     writer-stopped) kill -CONT "${WRITER[a]}" ;;
-    link-down) reconnect --between link_up a b ;;
+    link-down) reconnect --between link_back a b ;;
     rxe-deleted) reconnect --between rxe_back a b ;;
     packet-loss | rate-cap) tc qdisc del dev veth0 root ;;
     unmodelled-traffic) unmodelled_stop ;;

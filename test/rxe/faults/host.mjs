@@ -25,7 +25,8 @@ import { startWebhook } from './webhook.mjs';
 // report as not run (why: the README's table, issue 32).
 export const DEFAULT_FAULTS = [
   'config-reload-refused', 'exporter-restarted', 'writer-stopped', 'packet-loss', 'sender-killed',
-  'prometheus-restarted', 'target-killed', 'rate-cap', 'unmodelled-traffic', 'domain-unreadable',
+  'prometheus-restarted', 'target-killed', 'rate-cap', 'unmodelled-traffic', 'link-down', 'rxe-deleted',
+  'mtu-lowered', 'domain-unreadable',
 ];
 const SCRAPE_SECONDS = 3;
 const BOUND_S = Number(process.env.FAULTS_BOUND_SECONDS ?? 150);
@@ -147,7 +148,8 @@ async function runFault(ctx, fault) {
   const vars = { ...base, ...inj.vars };
   const [expected] = substitute(exp, [fault], vars);
   const problems = inj.ok ? [] : [inj.status];
-  const arrived = () => expected.pages.every((p) => hook.records.some((r) => r.at >= inj.at && r.alert.status === 'firing' && matches(p, r.alert.labels)));
+  // The fault starts when the guest is asked (an injection that reconnects MXL takes seconds).
+  const arrived = () => expected.pages.every((p) => hook.records.some((r) => r.at >= inj.sentAt && r.alert.status === 'firing' && matches(p, r.alert.labels)));
   let restartedAt;
   for (let t = 0; t < BOUND_S && inj.ok && !arrived(); t++) await sleep(1000);
   if (expected.pages.length && !arrived()) { problems.push(`its pages did not all arrive within ${BOUND_S} s`); log(`${fault.name}: ${problems.at(-1)}`); }
@@ -162,12 +164,12 @@ async function runFault(ctx, fault) {
   log(`${fault.name}: undoing`);
   const und = await guest.command(`undo ${fault.name}`);
   if (!und.ok) problems.push(und.status);
-  const cleared = await cleanBaseline(prom, hook, inj.at, RESOLVE_S);
+  const cleared = await cleanBaseline(prom, hook, inj.sentAt, RESOLVE_S);
   if (!cleared.ok) problems.push(`not clean ${RESOLVE_S} s after the undo: ${cleared.open.map((l) => l.alertname).join(', ')}`);
   // The undo counts from when it was asked: an undo that restarts MXL processes takes seconds.
-  const entry = judgeFault({ fault: expected, injectedAt: inj.at, undoneAt: und.sentAt, records: hook.records, until: Date.now(), factor: ctx.factor });
+  const entry = judgeFault({ fault: expected, injectedAt: inj.sentAt, undoneAt: und.sentAt, records: hook.records, until: Date.now(), factor: ctx.factor });
   log(`${fault.name}: first page ${entry.first_page_s} s, resolved ${entry.resolved_s} s after the undo; extra ${entry.extra.length}, missing ${entry.missing.length}`);
-  return { entry: { ...entry, guest: { injection: inj.status, undo: und.status }, problems, ...(restartedAt ? { prometheus_restarted_s: (restartedAt - inj.at) / 1000 } : {}) }, window: { name: fault.name, from: inj.sentAt, to: und.at, restartedAt } };
+  return { entry: { ...entry, guest: { injection: inj.status, undo: und.status }, problems, ...(restartedAt ? { prometheus_restarted_s: (restartedAt - inj.sentAt) / 1000 } : {}) }, window: { name: fault.name, from: inj.sentAt, to: und.at, restartedAt } };
 }
 
 async function main() {
