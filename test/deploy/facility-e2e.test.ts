@@ -349,7 +349,7 @@ domains:
     return [...seen].sort();
   }
 
-  // The port grace (instance_device_port:mxl_fabric_port_down_alerts:max1m): the flow and
+  // The port grace (instance_device_port:mxl_fabric_port_cause_alerts:max1m): the flow and
   // connection alerts of a port whose page fires, or fired within the last minute, hold back in
   // the rule itself, so they never reach Alertmanager, neither while the port is down nor while
   // MXL reconnects after it is back (the inhibition ends with the port page).
@@ -357,7 +357,7 @@ domains:
     const b1 = hosts.get('b1')!;
     const f1 = byName('Camera 1 video');
     const portDown = `MxlFabricPortDown instance=${ipOf('b1')} device=${DEVICE} port=1`;
-    const grace = `instance_device_port:mxl_fabric_port_down_alerts:max1m{instance="${ipOf('b1')}",device="${DEVICE}",port="1"}`;
+    const grace = `instance_device_port:mxl_fabric_port_cause_alerts:max1m{instance="${ipOf('b1')}",device="${DEVICE}",port="1"}`;
     // MxlFabricFlowNotReceived's condition for b1's copy, without the grace
     const notReceived = `(mxl_fabric_flow_live{direction="rx",instance="${ipOf('b1')}",flow_id="${f1.id}"} == 0) and on (flow_id) (flow_id:mxl_fabric_flow_live:max_tx == 1)`;
     const consequence = (a: string) => !a.includes(' MxlFabricPortDown ');

@@ -79,11 +79,13 @@ const NEEDS_ONE_WAY_PORT = new Set(['instance_device_port:mxl_fabric_port_predic
 /** The Grafana alert rules (by title) whose query reads those: it must parse here, it cannot return data. */
 const GRAFANA_NEEDS_RDMA_CONNECTIONS = new Set(['MXL fabric unmodelled traffic']);
 /**
- * Recording rules over ALERTS that have data only while (or shortly after) an alert fires: the
- * port grace (a PortDown or PortAbsent page within the last minute) has none while every port
- * here is up; deploy/prometheus/tests/port-grace.test.yml gives it data instead.
+ * Recording rules over ALERTS that have data only while (or shortly after) an alert is pending or
+ * fires: the port grace (a port-level cause within the last minute), the flows whose sending port
+ * has one, and the ports whose flows have a cause of their own have none while every port and
+ * flow here is fine; deploy/prometheus/tests/port-grace.test.yml gives them data instead.
  */
-const NEEDS_FIRING_ALERT = new Set(['instance_device_port:mxl_fabric_port_down_alerts:max1m']);
+const NEEDS_FIRING_ALERT = new Set(['instance_device_port:mxl_fabric_port_cause_alerts:max1m',
+  'flow_id:mxl_fabric_flow_sending_port_cause_alerts:max1m', 'instance_device_port:mxl_fabric_flow_cause_alerts:max1m']);
 
 interface PromResult { metric: Record<string, string>; value: [number, string] }
 let promBase = '';

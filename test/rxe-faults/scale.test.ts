@@ -115,10 +115,12 @@ describe('scaleExpr', () => {
     expect(scaleExpr(e, 10)).toBe('max by (pid, flow_id) (last_over_time(mxl_fabric_connection_info{flow_id!=""}[10m])) unless rate(x[30s])');
     expect(scaleExpr('last_over_time(up[10m])', 10)).toBe('last_over_time(up[60s])');
   });
-  it("the port grace's max_over_time(ALERTS{...MxlFabricPort(Down|Absent)...}[1m]) is kept: it covers MXL's reconnect, a real duration", () => {
-    const grace = 'max by (job, instance, device, port) (max_over_time(ALERTS{alertname=~"MxlFabricPort(Down|Absent)", alertstate="firing"}[1m]))';
+  it("the one-minute graces over ALERTS (the port grace, the flows' causes) are kept: they cover MXL's reconnect, a real duration; a longer window over ALERTS is scaled", () => {
+    const grace = 'max by (job, instance, device, port) (max_over_time(ALERTS{alertname=~"MxlFabricPort(Down|Absent|MtuBelowModel)"}[1m]))';
     expect(scaleExpr(`(x unless on (device) ${grace}) and rate(y[5m])`, 10)).toBe(`(x unless on (device) ${grace}) and rate(y[30s])`);
-    expect(scaleExpr('max_over_time(ALERTS{alertname="MxlFabricPortDown"}[1m])', 10)).toBe('max_over_time(ALERTS{alertname="MxlFabricPortDown"}[6s])');
+    expect(scaleExpr('max_over_time(ALERTS{alertname="MxlFabricFlowStalled"}[1m])', 10)).toBe('max_over_time(ALERTS{alertname="MxlFabricFlowStalled"}[1m])');
+    expect(scaleExpr('increase(x[10m]) unless max_over_time(ALERTS{alertname="MxlFabricPortDown"}[10m])', 10))
+      .toBe('increase(x[60s]) unless max_over_time(ALERTS{alertname="MxlFabricPortDown"}[60s])');
   });
   it('an expression without durations is unchanged; a bad duration in a window is an error naming it', () => {
     const e = 'max without (source) (mxl_fabric_port_measured_bytes_per_second)';

@@ -64,12 +64,14 @@ const OFFSET = /\boffset\s+(-?)([0-9a-z]+)/g;
 //   last_over_time(mxl_fabric_connection_info[10m]) because the exporter keeps that connection 10
 //   minutes with connection_up 0 (docs/connections.md); scaled to 1 minute, the page would resolve
 //   1 minute after the kill while the exporter still reports the connection down.
-// - The port grace, max_over_time(ALERTS{alertname=~"MxlFabricPort(Down|Absent)"...}[1m]), covers
-//   MXL's reconnect after the port is back: under emulation that took 20-40 s (docs/faults.md),
-//   longer than the grace and ConnectionDown's for: together at factor 5 (12 s + 12 s).
+// - The one-minute graces over ALERTS, max_over_time(ALERTS{...}[1m]) (the port grace and the
+//   flows' causes, alerts.yml), cover MXL's reconnect after its cause is gone: under emulation
+//   that took 20-40 s (docs/faults.md), longer than the grace and ConnectionDown's for: together
+//   at factor 5 (12 s + 12 s). A longer window over ALERTS (TransportRetriesExceeded's 10m, the
+//   length of its own count) is scaled with the count.
 export const KEPT_WINDOWS = [
   /last_over_time\(mxl_fabric_connection_info\b[^[]*\[[0-9a-z]+\]\)/g,
-  /max_over_time\(ALERTS\{alertname=~"MxlFabricPort\(Down\|Absent\)"[^}]*\}\[[0-9a-z]+\]\)/g,
+  /max_over_time\(ALERTS\{[^}]*\}\[1m\]\)/g,
 ];
 
 /** A PromQL expression with its range windows, subquery steps and offsets divided by `factor`. */
