@@ -294,6 +294,8 @@ main() {
   { echo ok; vars; } >"$W/ready"
   mv "$W/ready" "$RXE_OUT/ready"
   rxe_event "ready: both flows measured by their connections on both ends"
+  # What the emulated CPUs carry at the baseline (the second of top's two passes: 10 s), for the report.
+  top -b -n 2 -d 10 -w 160 >"$RXE_OUT/top-baseline.txt" 2>&1 &
   serve_commands
   [[ ! -s $RXE_OUT/guest-failures.txt ]]
 }
