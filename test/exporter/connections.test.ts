@@ -591,6 +591,27 @@ domains:
     expect(await supersededNow()).toEqual({ '10.99.0.1:51007': 1 });
   });
 
+  // Measured in the soft-RoCE faults (issue 32): a killed initiator's QP was still in the tables at
+  // one read after /proc/PID was gone (the kernel tears it down as the process exits). That read
+  // gave it no flow, so it vanished carrying none, was never superseded, and its ConnectionDown
+  // (which remembers the flow from connection_info) paged again at the flow's next fault.
+  it('keeps the flow of a connection read once more after its process is gone, so that it is superseded when it vanishes', async () => {
+    const kernel = await carriers(PER_QP);
+    proc!.remove(202);
+    await run!.tick(1);
+    let m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_info', { local: '10.99.0.1:48130', flow_id: VIDEO.id, direction: 'tx' })).toBe(1);
+    expect(one(m, 'mxl_fabric_connection_info', { local: '10.99.0.1:48130', flow_id: '' })).toBeUndefined();
+    destroy(kernel, 33);
+    kernel.qps.get('rxe0')!.push({ lqpn: 41, sqPsn: 100, rqPsn: 1, rqpn: 41, pid: 240 });
+    kernel.cmIds.get('rxe0')!.push({ lqpn: 41, src: ['10.99.0.1', 51007], dst: ['10.99.0.2', 1312], pid: 240 });
+    await run!.tick(1);
+    await second(kernel, [0, 0, 100]);
+    m = await run!.scrape();
+    expect(one(m, 'mxl_fabric_connection_up', { local: '10.99.0.1:48130' })).toBe(0);
+    expect(await supersededNow()).toEqual({ '10.99.0.1:48130': 1 });
+  });
+
   it('is dropped with the connection it marks (kept 10 minutes), and not exported for connection groups', async () => {
     const kernel = await carriers(PER_QP);
     destroy(kernel, 33);

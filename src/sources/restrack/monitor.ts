@@ -314,8 +314,9 @@ export class ConnectionMonitor {
       if (had === undefined) continue;
       const now = owners.get(c.key);
       // A connection gone from the tables keeps its owner and flow while it is kept (its group,
-      // the packets it moved in the window); one whose owner is as it was keeps the same object.
-      if (now === undefined ? !c.present : sameOwner(had, now)) owners.set(c.key, had);
+      // the packets it moved in the window); one whose owner is as it was keeps the same object;
+      // so does one whose process could not be read this time (unread says nothing new).
+      if (now === undefined ? !c.present : sameOwner(had, now) || !ownerRead(c, processes, maps)) owners.set(c.key, had);
       if (!c.present && had.carried !== undefined) vanished.push(c);
     }
     this.owners = owners;
@@ -700,4 +701,14 @@ function* lastKnown(last: ProcessInfo, reads: ReadProgram<ProcessAndMaps>): Read
   if (!r.process.ok || sameProcess(r.process.process, last)) return r;
   const gone = { ok: false, reason: 'gone', detail: `pid ${last.pid} is another process now (started at ${r.process.process.startTicks}, not ${last.startTicks})` } as const;
   return { process: gone, maps: gone };
+}
+
+/**
+ * Whether this read saw the owner of connection `c`: its process and the flows it maps. A process
+ * that exits before the kernel has torn down its QPs leaves them in the tables for a read or two
+ * with /proc/PID gone (measured with real MXL, issue 32): such a read must not take their flow away.
+ */
+function ownerRead(c: Connection, processes: ReadonlyMap<number, ProcessRead>, maps: ReadonlyMap<number, MappedFlowsRead>): boolean {
+  const pid = c.obs.pid;
+  return pid === undefined || (processes.get(pid)?.ok === true && maps.get(pid)?.ok === true);
 }
