@@ -243,6 +243,14 @@ undo() {
   esac
 }
 
+# An answer to the host (stdin) in OUT/NAME, ended by a line ".": the host reads it only whole
+# (host.mjs waitFile). Written beside it and renamed, in the share itself: a mv from the guest's
+# tmpfs is a copy, which the host saw empty once.
+answer() { # answer NAME
+  { cat; echo .; } >"$RXE_OUT/.$1"
+  mv "$RXE_OUT/.$1" "$RXE_OUT/$1"
+}
+
 # The host's commands, in order, until "end".
 serve_commands() {
   local n=1 cmd verb name out rc waited
@@ -261,11 +269,10 @@ serve_commands() {
     # Not in a subshell: the injections keep their pids in this shell's variables.
     "$verb" "$name" >"$W/out" 2>&1 </dev/null || rc=$?
     if ((rc == 0)); then
-      { echo ok; vars; grep -E '^[a-z_]+=' "$W/out" || true; } >"$W/done"
+      { echo ok; vars; grep -E '^[a-z_]+=' "$W/out" || true; } | answer "done-$n"
     else
-      { echo "fail: $cmd: exit $rc: $(tail -n 3 "$W/out" | tr '\n' ' ')"; vars; } >"$W/done"
+      { echo "fail: $cmd: exit $rc: $(tail -n 3 "$W/out" | tr '\n' ' ')"; vars; } | answer "done-$n"
     fi
-    mv "$W/done" "$RXE_OUT/done-$n"
     rxe_event "done-$n: $(head -n 1 "$RXE_OUT/done-$n")"
     n=$((n + 1))
   done
@@ -291,8 +298,7 @@ main() {
   start_exporter sender 9842 && start_exporter receiver 9843 || exit 1
   for f in a b; do start_initiator $f; done
   for f in a b; do bound_within 180 "${ID[$f]}" || { rxe_fail "$f: not measured by its connections on both ends"; exit 1; }; done
-  { echo ok; vars; } >"$W/ready"
-  mv "$W/ready" "$RXE_OUT/ready"
+  { echo ok; vars; } | answer ready
   rxe_event "ready: both flows measured by their connections on both ends"
   # What the emulated CPUs carry at the baseline (the second of top's two passes: 10 s), for the report.
   top -b -n 2 -d 10 -w 160 >"$RXE_OUT/top-baseline.txt" 2>&1 &

@@ -61,10 +61,16 @@ function parseAnswer(text) {
 class Guest {
   constructor(out) { this.out = out; this.n = 0; }
   ended() { return existsSync(join(this.out, 'guest-ended')); }
+  /**
+   * The guest's answer in file `name`, once whole: it ends with a line "." (guest.sh `answer`).
+   * The file crosses a 9p share, where the host can see it before all of it is written (a first
+   * run read an empty `done-5` and took the injection for failed).
+   */
   async waitFile(name, seconds) {
     const file = join(this.out, name);
     for (let i = 0; i < seconds * 5; i++) {
-      if (existsSync(file)) return readFileSync(file, 'utf8');
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      if (text.endsWith('\n.\n')) return text.slice(0, -2);
       if (this.ended()) throw new Error(`the guest ended before ${name}`);
       await sleep(200);
     }
