@@ -207,10 +207,10 @@ nic_args() {
   printf '%s\n' -nic "$nic"
 }
 
-# KVM hangs on these machines; TCG with -cpu max boots (rdma-facts.md).
+# KVM hangs on these machines; TCG with -cpu max boots (rdma-facts.md). RXE_CPU overrides the model.
 qemu_args() {
   local kernel="$KDIR/boot/vmlinuz-$KVER"
-  printf '%s\n' -accel tcg -cpu max -smp "${RXE_SMP:-2}" -m "${RXE_MEM:-2048}" \
+  printf '%s\n' -accel tcg -cpu "${RXE_CPU:-max}" -smp "${RXE_SMP:-2}" -m "${RXE_MEM:-2048}" \
     -nodefaults -nographic -serial stdio -no-reboot \
     -kernel "$kernel" -initrd "$INITRD" \
     -append "console=ttyS0 panic=-1 quiet mitigations=off" \
