@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs inside the soft-RoCE guest (test/rxe/run.sh, scenario "faults", issue 32): real MXL fabrics
-# carrying two flows (A 320x180p25, B 256x144p29.97, each its own mxl-gst-testsrc writer, fabrics
+# carrying two flows (A 320x180p10, B 256x144p14.985, each its own mxl-gst-testsrc writer, fabrics
 # target on rxe1 and initiator on rxe0), one exporter per end (sender.yaml on rxe0 at :9842,
 # receiver.yaml on rxe1 at :9843, bind: auto on their domain), and the injections the host side
 # (host.mjs, with Prometheus, Alertmanager and the webhook) asks for:
@@ -19,7 +19,9 @@ W=/tmp/faults-run
 CONF=$W/conf
 A_ID=5fbec3b1-1b0f-417d-9059-8b94a4710001
 B_ID=5fbec3b1-1b0f-417d-9059-8b94a4710002
-declare -A FLOW=([a]=test/rxe/mxl/flows/video.json [b]=test/rxe/connections/flows/video-b.json)
+# A 320x180 at 10 grains/s, B 256x144 at 15000/1001 (faults/flows): at 25 and 29.97 grains/s each
+# writer took up to a whole emulated CPU (measured: 47-106 % at 25, 4 % at 10), starving the exporters.
+declare -A FLOW=([a]=$HERE/flows/a.json [b]=$HERE/flows/b.json)
 declare -A ID=([a]=$A_ID [b]=$B_ID)
 declare -A SERVICE=([a]=1312 [b]=1314)
 declare -A WRITER TARGET INITIATOR EXPORTER
@@ -169,7 +171,7 @@ start_exporter() { # start_exporter sender|receiver PORT (all addresses: qemu's 
 # busy-polls its CQ on both ends (measured in the guest: 100 % of a CPU each, rate-limited or not,
 # and -e with --rate_limit sends nothing), which starves MXL under emulation; niced, it moved rxe0
 # tx by 8 %. The loadgen sleeps between writes and on CQ events.
-UNMODELLED_BYTES=160000 # x 25/s = 4 MB/s, about half of flows A and B's 7.3 MB/s of payload
+UNMODELLED_BYTES=64000 # x 25/s = 1.6 MB/s, about half of flows A and B's 3.27 MB/s of payload
 loadgen_listening() { grep -q 'listening on' "$RXE_OUT/loadgen-server.log" 2>/dev/null; }
 unmodelled_start() {
   : >"$RXE_OUT/loadgen-server.log"
@@ -207,8 +209,8 @@ inject() {
     link-down) ip link set veth0 down ;;
     rxe-deleted) delete_rxe0 ;;
     packet-loss) tc qdisc add dev veth0 root netem loss 2% ;;
-    # 16 Mbit/s: about half of flow A's 32 Mbit/s alone
-    rate-cap) tc qdisc add dev veth0 root tbf rate 16mbit burst 64kb latency 50ms ;;
+    # 10 Mbit/s: below flow A's 13.8 Mbit/s on the wire alone, a third of both flows' 28.3
+    rate-cap) tc qdisc add dev veth0 root tbf rate 10mbit burst 64kb latency 50ms ;;
     unmodelled-traffic) unmodelled_start ;;
     # QPs connected before keep their path MTU, and rxe resends a packet that no longer fits the
     # netdev at once, forever, in the kernel (send_err +5,600/s measured, QPs in RTS): the
