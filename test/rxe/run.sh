@@ -25,11 +25,6 @@ SCENARIOS=(
   "ethtool test/rxe/ethtool-guest.sh - -"
   "connections test/rxe/connections/guest.sh - test/rxe/mxl/prepare.sh"
   "scale test/rxe/scale/guest.sh - test/rxe/mxl/prepare.sh"
-)
-# Run only when named (npm run test:rxe -- faults), and said so when not: issue 32's faults
-# scenario does not yet give one page per cause in the emulated guest every run (TCG bursts of
-# RNR NAKs and slow restarts page at the 10x time scale; docs/faults.md, "Status").
-ON_REQUEST=(
   "faults test/rxe/faults/guest.sh test/rxe/faults/host.mjs test/rxe/mxl/prepare.sh"
 )
 
@@ -47,14 +42,11 @@ compgen -G '/usr/lib/*/libibverbs/librxe-*.so' >/dev/null ||
   rxe_missing "libibverbs-dev and librdmacm-dev are needed to build native/; apt-get install libibverbs-dev librdmacm-dev"
 
 selected=()
-for line in "${SCENARIOS[@]}" "${ON_REQUEST[@]}"; do
+for line in "${SCENARIOS[@]}"; do
   read -r name _ <<<"$line"
-  if [[ " $* " == *" $name "* ]] || { (($# == 0)) && [[ " ${SCENARIOS[*]} " == *" $line "* ]]; }; then selected+=("$line"); fi
+  if (($# == 0)) || [[ " $* " == *" $name "* ]]; then selected+=("$line"); fi
 done
-((${#selected[@]})) || rxe_die "no scenario named: $* (known: $(printf '%s\n' "${SCENARIOS[@]}" "${ON_REQUEST[@]}" | cut -d' ' -f1 | tr '\n' ' '))"
-if (($# == 0)); then
-  rxe_log "not run unless named: $(printf '%s\n' "${ON_REQUEST[@]}" | cut -d' ' -f1 | tr '\n' ' ')(issue 32 open: docs/faults.md, Status)"
-fi
+((${#selected[@]})) || rxe_die "no scenario named: $* (known: $(printf '%s\n' "${SCENARIOS[@]}" | cut -d' ' -f1 | tr '\n' ' '))"
 
 # The checkout is read-only in the guest: build on the host first.
 (cd "$REPO" && npm run --silent build && make -s -C native)
@@ -81,7 +73,7 @@ for line in "${selected[@]}"; do
   [[ $host == - ]] || host_steps+=("$name $host")
 done
 
-# The default scenarios take about 15 minutes in the guest; faults adds about 25.
+# The scenarios before faults take about 15 minutes in the guest; faults about 17 (docs/faults.md).
 guest_timeout=1500
 [[ " ${selected[*]} " == *" test/rxe/faults/guest.sh "* ]] && guest_timeout=4200
 
