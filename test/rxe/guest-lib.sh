@@ -28,9 +28,14 @@ rxe_wait_for() { # rxe_wait_for SECONDS TEST...: until TEST succeeds; TEST exiti
 # A real-MXL scenario's guest script, its scaffolding: RXE_SCENARIO names it in the log; MXL's
 # prefix and domains; its failures in OUT/guest-failures.txt, its timeline in OUT/events.txt; the
 # processes it starts (rxe_started PID) stopped when it exits (SIGINT, a second later SIGKILL).
+# The domains start empty: the guest's /dev/shm lives as long as the boot, and an earlier
+# scenario's flows are left in it (a writer killed, a target's copy). A writer reuses a flow folder
+# of its id whatever its definition: the faults scenario's 10 grains/s writer, over the mxl
+# scenario's 25 grains/s flow of the same id, said "Reusing existing flow" and wrote no grain.
 rxe_mxl_scenario() { # rxe_mxl_scenario NAME
   RXE_SCENARIO=$1
   P=${MXL_PREFIX:-/opt/mxl} TX=/dev/shm/mxl-tx RX=/dev/shm/mxl-rx
+  rm -rf "$TX" "$RX"
   export GST_REGISTRY=$RXE_OUT/gst-registry.bin GST_REGISTRY_UPDATE=no
   rxe_started_pids=()
 }
