@@ -85,7 +85,8 @@ const GRAFANA_NEEDS_RDMA_CONNECTIONS = new Set(['MXL fabric unmodelled traffic']
  * flow here is fine; deploy/prometheus/tests/port-grace.test.yml gives them data instead.
  */
 const NEEDS_FIRING_ALERT = new Set(['instance_device_port:mxl_fabric_port_cause_alerts:max1m',
-  'flow_id:mxl_fabric_flow_sending_port_cause_alerts:max1m', 'instance_device_port:mxl_fabric_flow_cause_alerts:max1m']);
+  'flow_id:mxl_fabric_flow_sending_port_cause_alerts:max1m', 'instance_device_port:mxl_fabric_flow_cause_alerts:max1m',
+  'flow_id:mxl_fabric_flow_sender_alerts:max1m']);
 
 interface PromResult { metric: Record<string, string>; value: [number, string] }
 let promBase = '';
