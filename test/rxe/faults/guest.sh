@@ -17,8 +17,8 @@ source test/rxe/guest-lib.sh
 rxe_mxl_scenario faults
 W=/tmp/faults-run
 CONF=$W/conf
-A_ID=5fbec3b1-1b0f-417d-9059-8b94a4710001
-B_ID=5fbec3b1-1b0f-417d-9059-8b94a4710002
+A_ID=5fbec3b1-1b0f-417d-9059-8b94a4710011
+B_ID=5fbec3b1-1b0f-417d-9059-8b94a4710012
 # A 320x180 at 10 grains/s, B 256x144 at 15000/1001 (faults/flows): at 25 and 29.97 grains/s each
 # writer took up to a whole emulated CPU (measured: 47-106 % at 25, 4 % at 10), starving the exporters.
 declare -A FLOW=([a]=$HERE/flows/a.json [b]=$HERE/flows/b.json)
@@ -206,6 +206,7 @@ inject() {
       kill_wait KILL "${INITIATOR[a]}" ;;
     target-killed) echo "target_a_pid=${TARGET[a]}"; kill_wait KILL "${TARGET[a]}" ;;
     writer-stopped) kill -STOP "${WRITER[a]}" ;;
+    writer-killed) kill_wait KILL "${WRITER[a]}" ;;
     link-down) ip link set veth0 down ;;
     rxe-deleted) delete_rxe0 ;;
     packet-loss) tc qdisc add dev veth0 root netem loss 2% ;;
@@ -233,6 +234,9 @@ undo() {
     sender-killed | prometheus-restarted) restart_initiator a "$A_LISTENED" ;;
     target-killed) reconnect a ;;
     writer-stopped) kill -CONT "${WRITER[a]}" ;;
+    # The flow's folder outlives a killed writer: a new one takes it over, and its fabrics
+    # endpoints are started again (the initiator mapped the old writer's grains).
+    writer-killed) start_writer a && reconnect a ;;
     link-down) reconnect --between link_back a b ;;
     rxe-deleted) reconnect --between rxe_back a b ;;
     packet-loss | rate-cap) tc qdisc del dev veth0 root ;;

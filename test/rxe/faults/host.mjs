@@ -17,13 +17,14 @@ import { freePort, sleep, startPrometheus } from '../lib/prometheus.mjs';
 import { loadExpectations, selectFaults, substitute } from './expectations.mjs';
 import { buildReport, judgeFault, matches } from './judge.mjs';
 import { seriesGaps } from './gaps.mjs';
+import { restartSpikes } from './restart.mjs';
 import { writeScaled, checkFactor } from './scale.mjs';
 import { startWebhook } from './webhook.mjs';
 
 // The faults a run without FAULTS takes, in this order: every fault of expected.yml (checked at
 // start). Each starts from a clean baseline, so the order only spreads the slow undos out.
 export const DEFAULT_FAULTS = [
-  'config-reload-refused', 'exporter-restarted', 'writer-stopped', 'packet-loss', 'sender-killed',
+  'config-reload-refused', 'exporter-restarted', 'writer-stopped', 'writer-killed', 'packet-loss', 'sender-killed',
   'prometheus-restarted', 'target-killed', 'rate-cap', 'unmodelled-traffic', 'link-down', 'rxe-deleted',
   'mtu-lowered', 'domain-unreadable',
 ];
@@ -158,7 +159,9 @@ async function runFault(ctx, fault) {
   let restartedAt;
   for (let t = 0; t < BOUND_S && inj.ok && !arrived(); t++) await sleep(1000);
   if (expected.pages.length && !arrived()) { problems.push(`its pages did not all arrive within ${BOUND_S} s`); log(`${fault.name}: ${problems.at(-1)}`); }
-  await sleep(SETTLE_S * 1000);
+  // A fault that must give no page is held for ModelDrift's for: (5m, the longest a false drift
+  // would take to page) and a scaled group wait more.
+  await sleep((expected.pages.length ? SETTLE_S : Math.ceil(300 / ctx.factor) + 15) * 1000);
   if (fault.name === 'prometheus-restarted') {
     log(`${fault.name}: restarting Prometheus (same TSDB)`);
     restartedAt = Date.now();
@@ -173,6 +176,12 @@ async function runFault(ctx, fault) {
   if (!cleared.ok) problems.push(`not clean ${RESOLVE_S} s after the undo: ${cleared.open.map((l) => l.alertname).join(', ')}`);
   // The undo counts from when it was asked: an undo that restarts MXL processes takes seconds.
   const entry = judgeFault({ fault: expected, injectedAt: inj.sentAt, undoneAt: und.sentAt, records: hook.records, until: Date.now(), factor: ctx.factor });
+  if (fault.name === 'exporter-restarted') {
+    // The injection killed the sender's exporter and answered once the new one was ready.
+    entry.restart = await restartSpikes(prom, { instance: ctx.sender, restartAt: inj.sentAt, readyAt: inj.at, until: und.sentAt });
+    for (const x of entry.restart.spikes) problems.push(`a rate invented from the restart: ${x.series} ${x.before} before, ${x.after} after`);
+    if (entry.restart.compared === 0) problems.push('no rate of the restarted exporter to compare');
+  }
   log(`${fault.name}: first page ${entry.first_page_s} s, resolved ${entry.resolved_s} s after the undo; extra ${entry.extra.length}, missing ${entry.missing.length}`);
   return { entry: { ...entry, guest: { injection: inj.status, undo: und.status }, problems, ...(restartedAt ? { prometheus_restarted_s: (restartedAt - inj.sentAt) / 1000 } : {}) }, window: { name: fault.name, from: inj.sentAt, to: und.at, restartedAt } };
 }
@@ -204,7 +213,7 @@ async function main() {
     prom = await startPrometheus(dir, [a.sender, a.receiver], scaled.rules, SCRAPE_SECONDS, { alertmanager: `127.0.0.1:${amPort}`, metricRelabel: oneHostEach(a) });
     const runFrom = Date.now();
     const base = { ...ready.vars, sender_instance: a.sender, receiver_instance: a.receiver };
-    const ctx = { guest, hook, prom, exp, base, factor };
+    const ctx = { guest, hook, prom, exp, base, factor, sender: a.sender };
     log(`baseline: waiting for nothing to fire (factor ${factor}, faults: ${faults.map((f) => f.name).join(' ')})`);
     const entries = [];
     const windows = [];
