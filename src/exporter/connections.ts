@@ -358,6 +358,8 @@ export const CONNECTION_FAMILIES: readonly Family[] = [
     perDevice(state, (d) => d.lateReads) },
   { name: 'connections_read_interval_seconds', help: 'How far apart the device\'s connection tables are read: connections.interval, stretched on a driver that answers each QP with a firmware command (mlx5) to keep within connections.qp_queries_per_second, never past its fastest port\'s PSN wrap limit.', type: 'gauge', labels: ['device'], changes: 'tick', read: (_v, state) =>
     perDevice(state, (d) => (d.readIntervalMs === undefined ? undefined : d.readIntervalMs / 1000)) },
+  { name: 'connections_last_read_timestamp_seconds', help: 'Unix time the device\'s connection tables were last read in full, taken as the read was asked for: the connection series show the tables as the kernel gave them at this time or just after.', type: 'gauge', labels: ['device'], changes: 'tick', read: (_v, state) =>
+    perDevice(state, (d) => (d.lastReadUnixMs === undefined ? undefined : d.lastReadUnixMs / 1000)) },
   { name: 'connections_qp_queries_total', help: 'QPs read from the device\'s tables, each one query its driver answered (mlx5: one QUERY_QP firmware command); rate() is QPs read per second.', type: 'counter', labels: ['device'], changes: 'tick', read: (_v, state) =>
     perDevice(state, (d) => d.qpQueries) },
   { name: 'port_connection_psn_live', help: 'Whether the port\'s connections\' PSNs move with traffic (1), or stand still while the port counts packets (0: irdma); absent until known.', type: 'gauge', labels: ['device', 'port'], changes: 'tick', read: (_v, state) =>

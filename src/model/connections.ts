@@ -78,6 +78,8 @@ export interface DeviceReads {
   readonly readIntervalMs: number | undefined;
   /** Its budget of QP queries asks for reads further apart than the PSN limit allows: read at the limit instead. */
   readonly overBudget: boolean;
+  /** Unix time (ms) its last full read was asked for: what a connection shows was true then or later. */
+  readonly lastReadUnixMs: number | undefined;
 }
 
 /** What one read cost a device and how it is paced, for DeviceReads. */
@@ -86,6 +88,8 @@ export interface DeviceReadCost {
   readonly qpQueries: number;
   readonly readIntervalMs: number | undefined;
   readonly overBudget: boolean;
+  /** Unix time (ms) the read was asked for (before the dump began). */
+  readonly readUnixMs?: number;
 }
 
 /** Which devices a read covered besides those it read in full. */
@@ -254,6 +258,7 @@ export class ConnectionTracker {
         qpQueries: (had?.qpQueries ?? 0) + (cost?.qpQueries ?? 0),
         readIntervalMs: cost?.readIntervalMs ?? had?.readIntervalMs,
         overBudget: cost?.overBudget ?? had?.overBudget ?? false,
+        lastReadUnixMs: cost?.readUnixMs ?? had?.lastReadUnixMs,
       });
     }
     return u.late;

@@ -41,6 +41,7 @@ const VOLATILE: readonly [RegExp, string][] = [
   [/^(mxl_fabric_exporter_build_info\{.*revision=")[^"]*(".*nodeversion=")[^"]*(".*)$/m, '$1REVISION$2NODE$3'],
   [/^(mxl_fabric_exporter_config_last_reload_success_timestamp_seconds) .*$/m, '$1 TIMESTAMP'],
   [/^(mxl_fabric_exporter_sample_duration_seconds) .*$/gm, '$1 DURATION'],
+  [/^(mxl_fabric_connections_last_read_timestamp_seconds\{.*\}) .*$/gm, '$1 TIMESTAMP'],
   [/^(mxl_fabric_flow_last_write_age_seconds\{.*\}) .*$/gm, '$1 AGE'],
   [/domain="[^"]*"/g, 'domain="DOMAIN"'],
 ];

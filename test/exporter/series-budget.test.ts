@@ -129,7 +129,7 @@ describe('series budget of connections (metrics.connection_series, issue 35)', (
   }
 
   it('qp: 7 series per RC QP; flow and process: 6 per group, none per QP', async () => {
-    const perDevice = { connections_late_reads_total: 1, connections_read_interval_seconds: 1, connections_qp_queries_total: 1 };
+    const perDevice = { connections_late_reads_total: 1, connections_read_interval_seconds: 1, connections_last_read_timestamp_seconds: 1, connections_qp_queries_total: 1 };
     const perQp = (n: number) => ({
       connection_info: n, connection_up: n, connection_state: n, connection_sent_packets_total: n, connection_received_packets_total: n,
       connection_psn_rewinds_total: n, connection_restarts_total: n, ...perDevice,

@@ -143,6 +143,8 @@ export class ConnectionMonitor {
   private places: Map<string, Map<string, Placement>> | undefined;
   /** Per device, its QPs' identity keys as last joined (join.ts). */
   private readonly keys = new Map<string, IdentityKeys>();
+  /** Unix time (ms) the tick's dumps were asked for (DeviceReads.lastReadUnixMs). */
+  private readUnixMs: number | undefined;
 
   /**
    * `pacing`: the schedule each device is read at (asked at each tick: it follows reloads);
@@ -218,6 +220,8 @@ export class ConnectionMonitor {
       const due = new Set([...listed].filter((d) => this.isDue(d, nowMs, limit)));
       // A device the last list did not hold is read now: the list is read with the dumps.
       const choose = (device: string): boolean => due.has(device) || !listed.has(device);
+      // Taken before the dump is asked for: what it shows was true at this time or later.
+      this.readUnixMs = Date.now();
       // The flows' headIndex in the same run, hence the same request, as the QP dumps.
       const [o] = (yield [{ group: RESTRACK_GROUP, program: this.source.reads(choose) }, ...(t?.heads ?? [])]) as readonly Outcome<RestrackRead>[];
       this.ticks++;
@@ -590,7 +594,7 @@ export class ConnectionMonitor {
       const info = this.source.devices().find((x) => x.name === d.device);
       const interval = pacing && info ? pacing.interval(info, this.source.driver(d.device), limit) : undefined;
       if (interval) this.sayBudget(d.device, interval.overBudget, qps, interval.gapMs);
-      if (qps !== undefined) costs.set(d.device, { qpQueries: qps, readIntervalMs: interval?.gapMs, overBudget: interval?.overBudget ?? false });
+      if (qps !== undefined) costs.set(d.device, { qpQueries: qps, readIntervalMs: interval?.gapMs, overBudget: interval?.overBudget ?? false, ...(this.readUnixMs === undefined ? {} : { readUnixMs: this.readUnixMs }) });
     }
     return costs;
   }

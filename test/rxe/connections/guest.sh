@@ -112,11 +112,12 @@ perftest() { # perftest SECONDS: ib_write_bw over RDMA CM (-R) from rxe0 to rxe1
 }
 
 # Flow A's initiator stopped: scrapes every 0.25 s from before its exit until its connection is
-# down (connection_up 0, or gone), for check.mjs's delay and the promtool test of
+# down (connection_up 0, or gone), for check.mjs (each read after the exit shows it down) and the promtool test of
 # MxlFabricConnectionDown on the series as exported.
 stop_a() {
   local i=0 n
-  scrape "stop-000"
+  local asked=$EPOCHREALTIME
+  scrape "stop-000" && echo "$asked stop-000" >>"$RXE_OUT/scrapes.txt"
   event "stop-signal A"
   kill -INT "$A_INITIATOR"
   wait "$A_INITIATOR" 2>/dev/null || true

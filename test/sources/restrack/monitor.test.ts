@@ -229,16 +229,26 @@ describe('each device read at its own interval under connections.qp_queries_per_
     const m = paced(k, logs);
     const dumped: string[] = [];
     k.onQpDump = (d) => dumped.push(d);
+    const asked = new Map<string, [number, number]>();
     for (const at of [0, 1000, 2000, 3000, 4000]) {
       for (const q of [...k.qps.get('rxe0')!, ...k.qps.get('mlx5_0')!]) q.sqPsn += 10;
       expect(m.due(at, limit)).toBe(true);
+      const before = Date.now();
+      const had = dumped.length;
       await m.tick(reader!, at, undefined, undefined, limit);
+      for (const d of dumped.slice(had)) asked.set(d, [before, Date.now()]);
     }
     // 1,500 QPs at 1,000 a second: every 2 s on mlx5_0 (no driver told apart: it pays); rxe answers from memory.
     expect(dumped).toEqual(['rxe0', 'mlx5_0', 'rxe0', 'rxe0', 'mlx5_0', 'rxe0', 'rxe0', 'mlx5_0']);
     const devices = m.tracker.devices();
-    expect(devices.get('mlx5_0')).toEqual({ lateReads: 0, qpQueries: 4500, readIntervalMs: 2000, overBudget: false });
-    expect(devices.get('rxe0')).toEqual({ lateReads: 0, qpQueries: 7500, readIntervalMs: 1000, overBudget: false });
+    expect(devices.get('mlx5_0')).toMatchObject({ lateReads: 0, qpQueries: 4500, readIntervalMs: 2000, overBudget: false });
+    expect(devices.get('rxe0')).toMatchObject({ lateReads: 0, qpQueries: 7500, readIntervalMs: 1000, overBudget: false });
+    // Each device's last read is stamped within the tick that read it (mlx5_0 last at 4000, rxe0 at 4000 too).
+    for (const d of ['mlx5_0', 'rxe0']) {
+      const [from, to] = asked.get(d)!;
+      expect(devices.get(d)!.lastReadUnixMs).toBeGreaterThanOrEqual(from);
+      expect(devices.get(d)!.lastReadUnixMs).toBeLessThanOrEqual(to);
+    }
     // Between its reads mlx5_0's connections keep their last window (a rate, not a gap).
     const one = m.connections().find((c) => c.obs.device === 'mlx5_0')!;
     expect(one.window).toEqual({ sent: 20, received: 0, ms: 2000 });
@@ -251,7 +261,7 @@ describe('each device read at its own interval under connections.qp_queries_per_
     const logs: string[] = [];
     const m = paced(k, logs);
     for (const at of [0, 1000, 2000, 3000, 4000]) await m.tick(reader!, at, undefined, undefined, limit);
-    expect(m.tracker.devices().get('mlx5_0')).toEqual({ lateReads: 0, qpQueries: 30_000, readIntervalMs: 2000, overBudget: true });
+    expect(m.tracker.devices().get('mlx5_0')).toMatchObject({ lateReads: 0, qpQueries: 30_000, readIntervalMs: 2000, overBudget: true });
     expect(logs).toEqual(['connections.qp_queries_per_second would read this device further apart than its fastest port may leave its PSNs unread: read at that limit instead, over budget']);
     expect(m.due(5000, limit)).toBe(false);
     expect(m.due(5500, limit)).toBe(true);
