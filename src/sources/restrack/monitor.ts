@@ -143,8 +143,6 @@ export class ConnectionMonitor {
   private places: Map<string, Map<string, Placement>> | undefined;
   /** Per device, its QPs' identity keys as last joined (join.ts). */
   private readonly keys = new Map<string, IdentityKeys>();
-  /** Unix time (ms) the tick's dumps were asked for (DeviceReads.lastReadUnixMs). */
-  private readUnixMs: number | undefined;
 
   /**
    * `pacing`: the schedule each device is read at (asked at each tick: it follows reloads);
@@ -221,7 +219,7 @@ export class ConnectionMonitor {
       // A device the last list did not hold is read now: the list is read with the dumps.
       const choose = (device: string): boolean => due.has(device) || !listed.has(device);
       // Taken before the dump is asked for: what it shows was true at this time or later.
-      this.readUnixMs = Date.now();
+      const askedUnixMs = Date.now();
       // The flows' headIndex in the same run, hence the same request, as the QP dumps.
       const [o] = (yield [{ group: RESTRACK_GROUP, program: this.source.reads(choose) }, ...(t?.heads ?? [])]) as readonly Outcome<RestrackRead>[];
       this.ticks++;
@@ -234,7 +232,7 @@ export class ConnectionMonitor {
         return;
       }
       const counted: PortCountedSince | undefined = t && ((device, port, sinceMs) => this.portTotalsByRead.countedSince(key(device, port), sinceMs, t.ports));
-      const read = yield* this.apply(o.value, nowMs, portPackets, limit, counted);
+      const read = yield* this.apply(o.value, nowMs, portPackets, limit, counted, askedUnixMs);
       // Only reads that saw some device's QPs: a failed or skipped dump is nobody's last read.
       if (t && read.length > 0) this.portTotalsByRead.remember(nowMs, t.ports);
       const all = this.tracker.connections();
@@ -534,7 +532,7 @@ export class ConnectionMonitor {
    * slices of SLICE_MS with a turn of the event loop between (an empty round): a read of tens of
    * thousands of QPs never holds the loop for long.
    */
-  private *apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined, limit: ReadLimit | undefined, counted?: PortCountedSince): Generator<readonly Job<unknown>[], readonly string[], readonly Outcome<unknown>[]> {
+  private *apply(r: RestrackRead, nowMs: number, portPackets: PortPackets | undefined, limit: ReadLimit | undefined, counted?: PortCountedSince, askedUnixMs?: number): Generator<readonly Job<unknown>[], readonly string[], readonly Outcome<unknown>[]> {
     if (!r.ok) {
       this.failed(r.error);
       this.tracker.update([], [], nowMs);
@@ -559,7 +557,7 @@ export class ConnectionMonitor {
     for (const [device, error] of deviceErrors) this.sayOnce(`${device} ${error}`, { device, err: error }, 'restrack dump failed; that device’s connections keep their last counts (logged once)');
     if (this.status.error !== undefined) this.log?.info({ devices: decoded.length }, 'connections read again');
     this.status = { ...this.status, error: undefined, deviceErrors, devicesRead: decoded.length };
-    const costs = this.paced(r, nowMs, limit);
+    const costs = this.paced(r, nowMs, limit, askedUnixMs);
     const update = this.tracker.begin(decoded.map((d) => d.device), nowMs, limit, { skipped: new Set(r.skipped), costs, ...(counted ? { counted } : {}) });
     for (const { observations } of decoded) {
       for (let i = 0; i < observations.length; i += FEED_CHUNK) {
@@ -582,9 +580,10 @@ export class ConnectionMonitor {
 
   /**
    * Each device read (in full or not) is read again at its interval from now; the QPs of its dump
-   * are its queries, and set its interval (pacing.ts). Going over budget is said once each time.
+   * are its queries, and set its interval (pacing.ts); each cost carries when its dump was asked for
+   * (`askedUnixMs`). Going over budget is said once each time.
    */
-  private paced(r: Extract<RestrackRead, { ok: true }>, nowMs: number, limit: ReadLimit | undefined): Map<string, DeviceReadCost> {
+  private paced(r: Extract<RestrackRead, { ok: true }>, nowMs: number, limit: ReadLimit | undefined, askedUnixMs: number | undefined): Map<string, DeviceReadCost> {
     const costs = new Map<string, DeviceReadCost>();
     const pacing = this.pacingNow();
     pacing?.keep(this.source.devices());
@@ -594,7 +593,7 @@ export class ConnectionMonitor {
       const info = this.source.devices().find((x) => x.name === d.device);
       const interval = pacing && info ? pacing.interval(info, this.source.driver(d.device), limit) : undefined;
       if (interval) this.sayBudget(d.device, interval.overBudget, qps, interval.gapMs);
-      if (qps !== undefined) costs.set(d.device, { qpQueries: qps, readIntervalMs: interval?.gapMs, overBudget: interval?.overBudget ?? false, ...(this.readUnixMs === undefined ? {} : { readUnixMs: this.readUnixMs }) });
+      if (qps !== undefined) costs.set(d.device, { qpQueries: qps, readIntervalMs: interval?.gapMs, overBudget: interval?.overBudget ?? false, ...(askedUnixMs === undefined ? {} : { readUnixMs: askedUnixMs }) });
     }
     return costs;
   }
