@@ -43,6 +43,20 @@ rxe_say() { echo "$RXE_SCENARIO-guest: $*" >&2; }
 rxe_fail() { rxe_say "FAIL: $*"; echo "$*" >>"$RXE_OUT/guest-failures.txt"; }
 rxe_event() { echo "$EPOCHREALTIME $*" >>"$RXE_OUT/events.txt"; rxe_say "$*"; }
 rxe_started() { rxe_started_pids+=("$@"); }
+
+# A scenario the host side checks phase by phase (exporter, flows): OUT/phase-NAME says a phase
+# began, OUT/ack-NAME that the host side has checked it, OUT/host-done that the host side ended.
+rxe_mark() { date +%s.%N >"$RXE_OUT/phase-$1"; rxe_say "phase $1"; }
+rxe_wait_ack() { # rxe_wait_ack PHASE SECONDS: the host side has checked PHASE
+  local i
+  for ((i = 0; i < $2 * 4; i++)); do
+    [[ -e $RXE_OUT/ack-$1 ]] && return 0
+    [[ -e $RXE_OUT/host-done ]] && { rxe_say "host side ended before ack-$1"; return 1; }
+    sleep 0.25
+  done
+  rxe_fail "no ack-$1 from the host side within ${2}s"
+  return 1
+}
 rxe_stop_started() {
   local p
   for p in "${rxe_started_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done

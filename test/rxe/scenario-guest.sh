@@ -10,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 : "${RXE_OUT:?RXE_OUT is set by guest.sh}"
+source test/rxe/guest-lib.sh
+RXE_SCENARIO=scenario
 SCENARIO=test/rxe/scenario
 LOADGEN=native/build/mxl-loadgen
 PHASE_B_AFTER=30
@@ -17,19 +19,6 @@ PHASE_B_AFTER=30
 SEND_SECONDS=900
 ACK_TIMEOUT=300
 
-log() { echo "scenario-guest: $*" >&2; }
-mark() { date +%s.%N >"$RXE_OUT/phase-$1"; log "phase $1"; }
-fail() { log "FAIL: $*"; echo "$*" >>"$RXE_OUT/guest-failures.txt"; }
-wait_ack() { # wait_ack PHASE: the host side has checked it
-  local i
-  for i in $(seq $((ACK_TIMEOUT * 4))); do
-    [[ -e $RXE_OUT/ack-$1 ]] && return 0
-    [[ -e $RXE_OUT/host-done ]] && { log "host side ended before ack-$1"; return 1; }
-    sleep 0.25
-  done
-  fail "no ack-$1 from the host side within ${ACK_TIMEOUT}s"
-  return 1
-}
 cli() { node dist/cli/main.js "$@"; }
 
 calc_flows() { # calc_flows OUT FLOW... -> the model's writes per grain, for the load generator
@@ -50,12 +39,12 @@ wait_ready() {
 check_native() { # check_native LABEL
   node dist/sources/probe.js >"$RXE_OUT/probe-$1.json"
   node test/rxe/check-native.mjs "$RXE_OUT/probe-$1.json" /sys >"$RXE_OUT/native-$1.txt" 2>&1 ||
-    fail "native check $1: $(tail -n 3 "$RXE_OUT/native-$1.txt")"
+    rxe_fail "native check $1: $(tail -n 3 "$RXE_OUT/native-$1.txt")"
   cat "$RXE_OUT/native-$1.txt" >&2
 }
 
 main() {
-  [[ -x $LOADGEN ]] || { fail "no $LOADGEN: build it on the host (npm run build:native)"; exit 1; }
+  [[ -x $LOADGEN ]] || { rxe_fail "no $LOADGEN: build it on the host (npm run build:native)"; exit 1; }
   ulimit -l unlimited 2>/dev/null || true
   calc_flows "$RXE_OUT/known.json" $SCENARIO/flows/{video,audio,data}.json
   calc_flows "$RXE_OUT/unknown.json" $SCENARIO/flows/unknown-video.json
@@ -66,26 +55,26 @@ main() {
   node dist/cli/main.js serve --config.file $SCENARIO/config.yaml --web.listen-address :9842 --log.format json \
     >"$RXE_OUT/exporter.log" 2>&1 &
   local exporter=$!
-  wait_ready || { fail "exporter not ready"; exit 1; }
-  mark ready
+  wait_ready || { rxe_fail "exporter not ready"; exit 1; }
+  rxe_mark ready
 
   $LOADGEN serve --bind 192.168.77.2:7472 --until-disconnect --json >"$RXE_OUT/serve-a.json" 2>"$RXE_OUT/serve-a.err" &
   $LOADGEN serve --bind 192.168.77.2:7473 --until-disconnect --json >"$RXE_OUT/serve-b.json" 2>"$RXE_OUT/serve-b.err" &
   sleep 1
-  mark a
+  rxe_mark a
   $LOADGEN send --connect 192.168.77.2:7472 --source 192.168.77.1 --flows-json "$RXE_OUT/known.json" \
     --duration $SEND_SECONDS --json >"$RXE_OUT/send-a.json" 2>"$RXE_OUT/send-a.err" &
   local send_a=$!
   sleep $PHASE_B_AFTER
-  mark b
+  rxe_mark b
   $LOADGEN send --connect 192.168.77.2:7473 --source 192.168.77.1 --flows-json "$RXE_OUT/unknown.json" \
     --duration $SEND_SECONDS --json >"$RXE_OUT/send-b.json" 2>"$RXE_OUT/send-b.err" &
   local send_b=$!
-  wait_ack b || true
+  rxe_wait_ack b "$ACK_TIMEOUT" || true
   kill -INT "$send_a" "$send_b" 2>/dev/null || true
-  wait $send_a || fail "known-flow sender failed: $(tail -n 2 "$RXE_OUT/send-a.err")"
-  wait $send_b || fail "unknown-flow sender failed: $(tail -n 2 "$RXE_OUT/send-b.err")"
-  mark idle
+  wait $send_a || rxe_fail "known-flow sender failed: $(tail -n 2 "$RXE_OUT/send-a.err")"
+  wait $send_b || rxe_fail "unknown-flow sender failed: $(tail -n 2 "$RXE_OUT/send-b.err")"
+  rxe_mark idle
   sleep 2
   check_native after
 

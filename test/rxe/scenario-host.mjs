@@ -8,7 +8,7 @@
 //     both flows running until ack-b: a slow guest (failed scrapes restart the pending alert) is
 //     waited for, up to PHASE_B_DEADLINE_MS, not failed.
 // usage: node scenario-host.mjs --out DIR --exporter HOST:PORT
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import YAML from 'yaml';
@@ -28,7 +28,7 @@ const SCRAPE_SECONDS = 2;
 const PHASE_B_DEADLINE_MS = 180_000;
 const DRIFT_LIMIT = 0.02;
 const ACK_DRIFT_LIMIT = 0.05;
-const { report, log, check, writeHostDone, exit } = scenarioReport(OUT, 'scenario-host');
+const { report, log, check, phase, ack, writeHostDone, exit } = scenarioReport(OUT, 'scenario-host');
 
 function driftAlertNames(ruleFiles) {
   const names = [];
@@ -39,16 +39,6 @@ function driftAlertNames(ruleFiles) {
   }
   if (!names.length) throw new Error('no alert rule on mxl_fabric_port_drift_ratio in deploy/prometheus/rules');
   return names;
-}
-
-async function waitFor(file, timeoutMs) {
-  const path = join(OUT, file);
-  for (let t = 0; t < timeoutMs; t += 250) {
-    if (existsSync(path)) return Date.now();
-    if (existsSync(join(OUT, 'guest-ended'))) throw new Error(`the guest ended before ${file} (see ${OUT})`);
-    await sleep(250);
-  }
-  throw new Error(`timed out waiting for ${file} from the guest`);
 }
 
 function modelTotals() {
@@ -125,14 +115,14 @@ async function main() {
   try {
     const ruleCheck = await (await fetch(`${prom.base}/api/v1/rules`)).json();
     check(ruleCheck.data.groups.length > 0, `Prometheus loaded the project's rules (${alerts.join(', ')} for drift)`);
-    await waitFor('phase-ready', 420_000);
-    const startA = await waitFor('phase-a', 60_000);
+    await phase('ready', 420_000);
+    const startA = await phase('a', 60_000);
     await sleep(Math.max(0, startA + 22_000 - Date.now()));
     await phaseA(prom.base, alerts);
-    const startB = await waitFor('phase-b', 60_000);
+    const startB = await phase('b', 60_000);
     await phaseB(prom.base, alerts, startB, startB + PHASE_B_DEADLINE_MS);
-    writeFileSync(join(OUT, 'ack-b'), '');
-    await waitFor('phase-idle', 90_000);
+    ack('b');
+    await phase('idle', 90_000);
   } finally {
     writeHostDone();
     prom.proc.kill('SIGTERM');

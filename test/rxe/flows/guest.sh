@@ -13,6 +13,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 : "${RXE_OUT:?RXE_OUT is set by guest.sh}"
+source test/rxe/guest-lib.sh
+RXE_SCENARIO=flows
 HERE=test/rxe/flows
 source test/rxe/routing.sh
 LOADGEN=native/build/mxl-loadgen
@@ -24,20 +26,7 @@ ACK_TIMEOUT=180
 # Built on the host by test/rxe/mxl/prepare.sh: the guest cannot write to the host root.
 export GST_REGISTRY=$RXE_OUT/gst-registry.bin GST_REGISTRY_UPDATE=no
 
-log() { echo "flows-guest: $*" >&2; }
-fail() { log "FAIL: $*"; echo "$*" >>"$RXE_OUT/guest-failures.txt"; }
 cli() { node dist/cli/main.js "$@"; }
-mark() { date +%s.%N >"$RXE_OUT/phase-$1"; log "phase $1"; }
-wait_ack() { # wait_ack PHASE: the host side has checked it
-  local i
-  for i in $(seq $((ACK_TIMEOUT * 4))); do
-    [[ -e $RXE_OUT/ack-$1 ]] && return 0
-    [[ -e $RXE_OUT/host-done ]] && { log "host side ended before ack-$1"; return 1; }
-    sleep 0.25
-  done
-  fail "no ack-$1 from the host side within ${ACK_TIMEOUT}s"
-  return 1
-}
 
 wait_ready() { # wait_ready PORT
   local i
@@ -49,7 +38,7 @@ wait_ready() { # wait_ready PORT
 }
 
 policy_routing() {
-  rxe_route_up $SRC $DST || fail "policy routing: $DST from $SRC does not leave on veth0"
+  rxe_route_up $SRC $DST || rxe_fail "policy routing: $DST from $SRC does not leave on veth0"
 }
 unroute() { rxe_route_down $SRC $DST; }
 
@@ -79,14 +68,14 @@ phase_a() {
   SERVE=$!
   sleep 1
   for f in video audio data; do start_flow $f; done
-  mark a-run; wait_ack a-run || return 1
+  rxe_mark a-run; rxe_wait_ack a-run "$ACK_TIMEOUT" || return 1
   stop_flow data
-  mark a-data-stopped; wait_ack a-data-stopped || return 1
+  rxe_mark a-data-stopped; rxe_wait_ack a-data-stopped "$ACK_TIMEOUT" || return 1
   stop_flow video
   stop_flow audio
-  mark a-all-stopped; wait_ack a-all-stopped || return 1
+  rxe_mark a-all-stopped; rxe_wait_ack a-all-stopped "$ACK_TIMEOUT" || return 1
   for f in video audio data; do start_flow $f; done
-  mark a-restarted; wait_ack a-restarted || return 1
+  rxe_mark a-restarted; rxe_wait_ack a-restarted "$ACK_TIMEOUT" || return 1
   for f in video audio data; do stop_flow $f; done
   kill -TERM "$SERVE" 2>/dev/null || true
   wait "$SERVE" 2>/dev/null || true
@@ -104,38 +93,38 @@ phase_b() {
   local target=$!
   local i
   for i in $(seq 240); do [[ -s /tmp/target.json && -d /dev/shm/mxl-tx/$id.mxl-flow ]] && break; sleep 0.25; done
-  [[ -s /tmp/target.json ]] || { fail "mxl-fabrics-demo target wrote no target info: $(tail -n 3 "$RXE_OUT/target.log")"; return 1; }
-  [[ -d /dev/shm/mxl-tx/$id.mxl-flow ]] || { fail "mxl-gst-testsrc created no flow: $(tail -n 3 "$RXE_OUT/testsrc.log")"; return 1; }
+  [[ -s /tmp/target.json ]] || { rxe_fail "mxl-fabrics-demo target wrote no target info: $(tail -n 3 "$RXE_OUT/target.log")"; return 1; }
+  [[ -d /dev/shm/mxl-tx/$id.mxl-flow ]] || { rxe_fail "mxl-gst-testsrc created no flow: $(tail -n 3 "$RXE_OUT/testsrc.log")"; return 1; }
   LD_LIBRARY_PATH="$MXL/lib-rw" "$MXL/bin/mxl-fabrics-demo" -i -d /dev/shm/mxl-tx -p verbs -n $SRC -f "$id" -t @/tmp/target.json \
     >"$RXE_OUT/initiator.log" 2>&1 &
   local initiator=$!
-  mark b-run; wait_ack b-run || return 1
+  rxe_mark b-run; rxe_wait_ack b-run "$ACK_TIMEOUT" || return 1
   kill -INT "$initiator" 2>/dev/null || true
   wait "$initiator" 2>/dev/null || true
-  mark b-initiator-stopped; wait_ack b-initiator-stopped || return 1
+  rxe_mark b-initiator-stopped; rxe_wait_ack b-initiator-stopped "$ACK_TIMEOUT" || return 1
   kill -INT "$target" 2>/dev/null || true
   wait "$target" 2>/dev/null || true
-  mark b-target-stopped; wait_ack b-target-stopped || return 1
+  rxe_mark b-target-stopped; rxe_wait_ack b-target-stopped "$ACK_TIMEOUT" || return 1
   kill -INT "$testsrc" 2>/dev/null || true
   wait "$testsrc" 2>/dev/null || true
 }
 
 main() {
-  [[ -x $LOADGEN ]] || { fail "no $LOADGEN: build it on the host (npm run build:native)"; exit 1; }
+  [[ -x $LOADGEN ]] || { rxe_fail "no $LOADGEN: build it on the host (npm run build:native)"; exit 1; }
   ulimit -l unlimited 2>/dev/null || true
   trap unroute EXIT
   policy_routing
   cli serve --config.file $HERE/sender.yaml --web.listen-address :9842 --log.format json >"$RXE_OUT/exporter-sender.log" 2>&1 &
   local sender=$!
-  wait_ready 9842 || { fail "sender exporter not ready"; exit 1; }
-  mark ready
-  phase_a || fail "phase A did not finish"
+  wait_ready 9842 || { rxe_fail "sender exporter not ready"; exit 1; }
+  rxe_mark ready
+  phase_a || rxe_fail "phase A did not finish"
   # The receiving host's exporter joins for phase B only: two vCPUs under emulation are scarce.
   cli serve --config.file $HERE/receiver.yaml --web.listen-address :9843 --log.format json >"$RXE_OUT/exporter-receiver.log" 2>&1 &
   local receiver=$!
-  wait_ready 9843 || { fail "receiver exporter not ready"; exit 1; }
-  phase_b || fail "phase B did not finish"
-  mark done
+  wait_ready 9843 || { rxe_fail "receiver exporter not ready"; exit 1; }
+  phase_b || rxe_fail "phase B did not finish"
+  rxe_mark done
   local i
   for i in $(seq 120); do [[ -e $RXE_OUT/host-done ]] && break; sleep 0.5; done
   kill "$sender" "$receiver" 2>/dev/null || true

@@ -3,7 +3,7 @@
 // :9843) through qemu's hostfwd, evaluates the project's rules with `for:` shortened to
 // FOR_SECONDS, and checks each phase of guest.sh, then acknowledges it. Numbers go to report.json.
 // usage: RXE_SECOND_EXPORTER=HOST:PORT node host.mjs --out DIR --exporter HOST:PORT
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sleep, startPrometheus, testRules } from '../lib/prometheus.mjs';
@@ -25,7 +25,7 @@ const MXL_AUDIO = idOf('mxl-audio.json');
 const AUDIO_BATCH_S = 0.01; // MXL's audio commit batch (480 samples at 48 kHz) = the binding's grain duration
 const INTERVAL_S = 1; // sender.yaml sampling.interval (the exporter's, not the scrape's)
 
-const { report, log, check, writeHostDone, exit } = scenarioReport(OUT, 'flows-host');
+const { report, log, check, phase, ack, writeHostDone, exit } = scenarioReport(OUT, 'flows-host');
 
 let prom;
 const q = (expr) => prom.query(expr);
@@ -42,19 +42,6 @@ async function until(fn, timeoutMs, from = Date.now()) {
   }
   return undefined;
 }
-
-async function phase(name, timeoutMs = 600_000) {
-  const path = join(OUT, `phase-${name}`);
-  const from = Date.now();
-  while (!existsSync(path)) {
-    if (existsSync(join(OUT, 'guest-ended'))) throw new Error(`the guest ended before phase ${name} (see ${OUT})`);
-    if (Date.now() - from > timeoutMs) throw new Error(`timed out waiting for phase ${name}`);
-    await sleep(250);
-  }
-  log(`phase ${name}`);
-  return Date.now();
-}
-const ack = (name) => writeFileSync(join(OUT, `ack-${name}`), '');
 
 async function drift() {
   const rows = await q(`mxl_fabric_port_drift_ratio{${TX}}`);
