@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parse } from 'yaml';
 import {
-  KEPT_WINDOWS, SHIPPED_ALERTMANAGER, SHIPPED_RULES, checkFactor, durationMs, formatMs, scaleAlertmanager, scaleDuration, scaleExpr,
-  scaleRules, writeScaled,
+  KEPT_WINDOWS, SHIPPED_ALERTMANAGER, SHIPPED_RULES, checkFactor, durationMs, formatMs, pageDelayMs, scaleAlertmanager, scaleDuration,
+  scaleExpr, scaleRules, writeScaled,
 } from '../rxe/faults/scale.mjs';
 import { needs, ROOT, tool } from '../deploy/tools.js';
 
@@ -293,6 +293,15 @@ describe('the shipped rules and Alertmanager config, scaled (writeScaled)', () =
   it('a missing input file is an error naming it', () => {
     const missing = join(dir, 'nope.yml');
     expect(() => writeScaled(join(dir, 'm'), FACTOR, { rules: [missing] })).toThrow(`${missing}: missing`);
+  });
+
+  it("pageDelayMs: the longest scaled for: of the alerts asked for and the longest scaled group_wait (host.mjs's hold of a fault that must not page)", () => {
+    // ModelDrift for: 5m, ExporterAbsent 15m, PortDown 1m (alerts.yml); group_wait 30s (alertmanager.yml)
+    expect(pageDelayMs(written, ['MxlFabricModelDrift', 'MxlFabricFlowDrift', 'MxlFabricTransportRetries'])).toBe(30_000 + 3_000);
+    expect(pageDelayMs(written, ['MxlFabricPortDown', 'MxlFabricExporterAbsent'])).toBe(90_000 + 3_000);
+    expect(pageDelayMs(written, ['MxlFabricPortDown'])).toBe(6_000 + 3_000);
+    expect(() => pageDelayMs(written, ['MxlFabricModelDrift', 'MxlFabricNoSuch'])).toThrow(`no alert MxlFabricNoSuch in ${written.rules.join(', ')}`);
+    expect(() => pageDelayMs(written, [])).toThrow('no alert (none asked for)');
   });
 });
 

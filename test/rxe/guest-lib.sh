@@ -2,16 +2,25 @@
 # Helpers for the guest scripts that talk to an exporter in the guest (sourced, not executed).
 # Under TCG a fork costs tens of milliseconds: these use shell builtins only.
 
-# GET over bash's /dev/tcp (no node start-up per request); the body goes to FILE. The headers are
-# read with builtins, the body by one cat (a builtin loop appending line by line takes seconds
-# for a full exposition under TCG).
+# GET over bash's /dev/tcp (no node start-up per request); the body goes to FILE, the status code
+# to RXE_HTTP_STATUS. The headers are read with builtins, the body by one cat (a builtin loop
+# appending line by line takes seconds for a full exposition under TCG).
 rxe_http_get() { # rxe_http_get PORT PATH FILE
   local line
+  RXE_HTTP_STATUS=
   exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
   printf 'GET %s HTTP/1.0\r\nHost: guest\r\n\r\n' "$2" >&3
+  IFS=' ' read -r _ RXE_HTTP_STATUS _ <&3
   while IFS= read -r line <&3 && [[ $line != $'\r' ]]; do :; done
   cat <&3 >"$3"
   exec 3<&-
+}
+
+# The exporter on PORT answers /-/ready with 200 (503 until its first sample, or without the
+# bounded reader). Given its PID, an exporter that has exited ends an rxe_wait_for at once.
+rxe_exporter_ready() { # rxe_exporter_ready PORT [PID]
+  if [[ -n ${2-} ]] && ! kill -0 "$2" 2>/dev/null; then return 2; fi
+  rxe_http_get "$1" /-/ready /dev/null 2>/dev/null && [[ $RXE_HTTP_STATUS == 200 ]]
 }
 
 rxe_wait_for() { # rxe_wait_for SECONDS TEST...: until TEST succeeds; TEST exiting 2 stops the wait

@@ -26,15 +26,6 @@ calc_flows() { # calc_flows OUT FLOW... -> the model's writes per grain, for the
   cli calc --provider rdma_rocev2_mxl_v1 --ib-mtu 4096 --output json "$@" >"$out"
 }
 
-wait_ready() {
-  local i
-  for i in $(seq 120); do
-    node -e 'fetch("http://127.0.0.1:9842/-/ready").then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' && return 0
-    sleep 0.5
-  done
-  return 1
-}
-
 # Native sources against the real kernel: libibverbs attributes, netlink = sysfs when idle.
 check_native() { # check_native LABEL
   node dist/sources/probe.js >"$RXE_OUT/probe-$1.json"
@@ -55,7 +46,7 @@ main() {
   node dist/cli/main.js serve --config.file $SCENARIO/config.yaml --web.listen-address :9842 --log.format json \
     >"$RXE_OUT/exporter.log" 2>&1 &
   local exporter=$!
-  wait_ready || { rxe_fail "exporter not ready"; exit 1; }
+  rxe_wait_for 120 rxe_exporter_ready 9842 "$exporter" || { rxe_fail "exporter not ready"; exit 1; }
   rxe_mark ready
 
   $LOADGEN serve --bind 192.168.77.2:7472 --until-disconnect --json >"$RXE_OUT/serve-a.json" 2>"$RXE_OUT/serve-a.err" &

@@ -163,7 +163,7 @@ start_exporter() { # start_exporter sender|receiver PORT (all addresses: qemu's 
     >>"$RXE_OUT/exporter-$1.log" 2>&1 &
   EXPORTER[$1]=$!
   rxe_started "${EXPORTER[$1]}"
-  rxe_wait_for 120 rxe_http_get "$2" /-/ready "$W/ready-$2" 2>/dev/null || { rxe_fail "the $1 exporter did not become ready"; return 1; }
+  rxe_wait_for 120 rxe_exporter_ready "$2" "${EXPORTER[$1]}" || { rxe_fail "the $1 exporter did not become ready"; return 1; }
 }
 
 # Unmodelled RDMA traffic: native/mxl-loadgen's paced RDMA writes over RDMA CM, rxe0 -> rxe1, from

@@ -18,7 +18,7 @@ import { loadExpectations, selectFaults, substitute } from './expectations.mjs';
 import { buildReport, judgeFault, matches } from './judge.mjs';
 import { seriesGaps } from './gaps.mjs';
 import { restartSpikes } from './restart.mjs';
-import { writeScaled, checkFactor } from './scale.mjs';
+import { writeScaled, checkFactor, pageDelayMs } from './scale.mjs';
 import { startWebhook } from './webhook.mjs';
 
 // The faults a run without FAULTS takes, in this order: every fault of expected.yml (checked at
@@ -34,6 +34,10 @@ const RESOLVE_S = Number(process.env.FAULTS_RESOLVE_SECONDS ?? 180);
 // After the expected pages came: long enough for a page of the same cause from the same
 // evaluation to be routed too (scaled group_wait and a few evaluations).
 const SETTLE_S = 10;
+// A fault that must give no page (exporter-restarted) is held as long as a rate invented from it
+// would take to page: the alerts of expected.yml's `silent` (ModelDrift, FlowDrift and
+// TransportRetries), their longest scaled for: and group_wait, and SETTLE_S more.
+const FALSE_RATE_ALERTS = ['MxlFabricModelDrift', 'MxlFabricFlowDrift', 'MxlFabricTransportRetries'];
 // The guest runs the scenarios before this one first (run.sh starts host sides in turn).
 const GUEST_S = 3000;
 
@@ -159,9 +163,7 @@ async function runFault(ctx, fault) {
   let restartedAt;
   for (let t = 0; t < BOUND_S && inj.ok && !arrived(); t++) await sleep(1000);
   if (expected.pages.length && !arrived()) { problems.push(`its pages did not all arrive within ${BOUND_S} s`); log(`${fault.name}: ${problems.at(-1)}`); }
-  // A fault that must give no page is held for ModelDrift's for: (5m, the longest a false drift
-  // would take to page) and a scaled group wait more.
-  await sleep((expected.pages.length ? SETTLE_S : Math.ceil(300 / ctx.factor) + 15) * 1000);
+  await sleep(expected.pages.length ? SETTLE_S * 1000 : ctx.silentHoldMs);
   if (fault.name === 'prometheus-restarted') {
     log(`${fault.name}: restarting Prometheus (same TSDB)`);
     restartedAt = Date.now();
@@ -202,6 +204,7 @@ async function main() {
   const hook = await startWebhook({ file: join(dir, 'webhook.jsonl') });
   const scaledDir = join(dir, 'scaled');
   const scaled = writeScaled(scaledDir, factor, { webhook: hook.url, interval: '1s' });
+  const silentHoldMs = pageDelayMs(scaled, FALSE_RATE_ALERTS) + SETTLE_S * 1000;
   const amPort = await freePort();
   const am = spawnAlertmanager(dir, scaled.alertmanager, amPort);
   let prom;
@@ -213,7 +216,7 @@ async function main() {
     prom = await startPrometheus(dir, [a.sender, a.receiver], scaled.rules, SCRAPE_SECONDS, { alertmanager: `127.0.0.1:${amPort}`, metricRelabel: oneHostEach(a) });
     const runFrom = Date.now();
     const base = { ...ready.vars, sender_instance: a.sender, receiver_instance: a.receiver };
-    const ctx = { guest, hook, prom, exp, base, factor, sender: a.sender };
+    const ctx = { guest, hook, prom, exp, base, factor, sender: a.sender, silentHoldMs };
     log(`baseline: waiting for nothing to fire (factor ${factor}, faults: ${faults.map((f) => f.name).join(' ')})`);
     const entries = [];
     const windows = [];

@@ -151,6 +151,28 @@ export function writeScaled(dir, factor, opts = {}) {
   return { rules, alertmanager };
 }
 
+/**
+ * The longest a page of one of `alerts` can take under the scaled copies `written` (writeScaled's
+ * answer), in ms: the longest `for:` among them and the longest `group_wait` of any route.
+ */
+export function pageDelayMs(written, alerts) {
+  const fors = new Map();
+  for (const file of written.rules) {
+    for (const g of YAML.parse(readFileSync(file, 'utf8')).groups) {
+      for (const r of g.rules) if (r.alert) fors.set(r.alert, r.for ? durationMs(r.for) : 0);
+    }
+  }
+  const unknown = alerts.filter((a) => !fors.has(a));
+  if (alerts.length === 0 || unknown.length) throw new Error(`no alert ${unknown.join(', ') || '(none asked for)'} in ${written.rules.join(', ')}`);
+  // a route without group_wait has its parent's (Alertmanager's default at the root: 30s)
+  const waits = (route, parent) => {
+    const own = route.group_wait ?? parent;
+    return [durationMs(own), ...(route.routes ?? []).flatMap((r) => waits(r, own))];
+  };
+  const route = YAML.parse(readFileSync(written.alertmanager, 'utf8')).route;
+  return Math.max(...alerts.map((a) => fors.get(a))) + Math.max(...waits(route, '30s'));
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     const { values } = parseArgs({ options: { factor: { type: 'string' }, out: { type: 'string' }, webhook: { type: 'string' } } });

@@ -28,15 +28,6 @@ export GST_REGISTRY=$RXE_OUT/gst-registry.bin GST_REGISTRY_UPDATE=no
 
 cli() { node dist/cli/main.js "$@"; }
 
-wait_ready() { # wait_ready PORT
-  local i
-  for i in $(seq 120); do
-    node -e "fetch('http://127.0.0.1:$1/-/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" && return 0
-    sleep 0.5
-  done
-  return 1
-}
-
 policy_routing() {
   rxe_route_up $SRC $DST || rxe_fail "policy routing: $DST from $SRC does not leave on veth0"
 }
@@ -116,13 +107,13 @@ main() {
   policy_routing
   cli serve --config.file $HERE/sender.yaml --web.listen-address :9842 --log.format json >"$RXE_OUT/exporter-sender.log" 2>&1 &
   local sender=$!
-  wait_ready 9842 || { rxe_fail "sender exporter not ready"; exit 1; }
+  rxe_wait_for 120 rxe_exporter_ready 9842 "$sender" || { rxe_fail "sender exporter not ready"; exit 1; }
   rxe_mark ready
   phase_a || rxe_fail "phase A did not finish"
   # The receiving host's exporter joins for phase B only: two vCPUs under emulation are scarce.
   cli serve --config.file $HERE/receiver.yaml --web.listen-address :9843 --log.format json >"$RXE_OUT/exporter-receiver.log" 2>&1 &
   local receiver=$!
-  wait_ready 9843 || { rxe_fail "receiver exporter not ready"; exit 1; }
+  rxe_wait_for 120 rxe_exporter_ready 9843 "$receiver" || { rxe_fail "receiver exporter not ready"; exit 1; }
   phase_b || rxe_fail "phase B did not finish"
   rxe_mark done
   local i

@@ -50,11 +50,6 @@ cpu_phase() { # cpu_phase PHASE EXPORTER_PID
   rxe_event "$1: exporter CPU $((b - a)) ticks over $CPU_SECONDS s"
 }
 
-exporter_ready() { # exporter_ready PID
-  kill -0 "$1" 2>/dev/null || return 2
-  scrape wait
-}
-
 bound_both() { # bound_both EXPORTER_PID: flow A measured by its connections on rxe0 tx and rxe1 rx
   kill -0 "$1" 2>/dev/null || return 2
   scrape wait || return 1
@@ -88,7 +83,7 @@ main() {
     >"$RXE_OUT/exporter.log" 2>&1 &
   local exporter=$!
   rxe_started "$exporter"
-  rxe_wait_for 60 exporter_ready "$exporter" || { rxe_fail "idle: the exporter did not answer"; exit 1; }
+  rxe_wait_for 60 rxe_exporter_ready 9842 "$exporter" || { rxe_fail "idle: the exporter did not become ready"; exit 1; }
   rxe_event "idle: exporter up"
   cpu_phase idle "$exporter"
   scrape idle || rxe_fail "idle: scrape"
