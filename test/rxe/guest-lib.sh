@@ -56,16 +56,17 @@ rxe_started() { rxe_started_pids+=("$@"); }
 # A scenario the host side checks phase by phase (exporter, flows): OUT/phase-NAME says a phase
 # began, OUT/ack-NAME that the host side has checked it, OUT/host-done that the host side ended.
 rxe_mark() { date +%s.%N >"$RXE_OUT/phase-$1"; rxe_say "phase $1"; }
-rxe_wait_ack() { # rxe_wait_ack PHASE SECONDS: the host side has checked PHASE
-  local i
-  for ((i = 0; i < $2 * 4; i++)); do
-    [[ -e $RXE_OUT/ack-$1 ]] && return 0
-    [[ -e $RXE_OUT/host-done ]] && { rxe_say "host side ended before ack-$1"; return 1; }
-    sleep 0.25
-  done
-  rxe_fail "no ack-$1 from the host side within ${2}s"
+rxe_acked() { # rxe_acked PHASE: 0 once acked, 2 once the host side ended without it (rxe_wait_for)
+  [[ -e $RXE_OUT/ack-$1 ]] && return 0
+  [[ -e $RXE_OUT/host-done ]] && return 2
   return 1
 }
+rxe_wait_ack() { # rxe_wait_ack PHASE SECONDS: the host side has checked PHASE
+  rxe_wait_for "$2" rxe_acked "$1" && return 0
+  if [[ -e $RXE_OUT/host-done ]]; then rxe_say "host side ended before ack-$1"; else rxe_fail "no ack-$1 from the host side within ${2}s"; fi
+  return 1
+}
+rxe_wait_host_done() { rxe_wait_for "$1" test -e "$RXE_OUT/host-done"; } # rxe_wait_host_done SECONDS
 rxe_stop_started() {
   local p
   for p in "${rxe_started_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done

@@ -69,8 +69,7 @@ main() {
   sleep 2
   check_native after
 
-  local i
-  for i in $(seq 120); do [[ -e $RXE_OUT/host-done ]] && break; sleep 0.5; done
+  rxe_wait_host_done 60 || true
   kill "$exporter" 2>/dev/null || true
   wait "$exporter" 2>/dev/null || true
   [[ ! -s $RXE_OUT/guest-failures.txt ]]

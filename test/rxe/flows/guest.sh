@@ -116,8 +116,7 @@ main() {
   rxe_wait_for 120 rxe_exporter_ready 9843 "$receiver" || { rxe_fail "receiver exporter not ready"; exit 1; }
   phase_b || rxe_fail "phase B did not finish"
   rxe_mark done
-  local i
-  for i in $(seq 120); do [[ -e $RXE_OUT/host-done ]] && break; sleep 0.5; done
+  rxe_wait_host_done 60 || true
   kill "$sender" "$receiver" 2>/dev/null || true
   wait "$sender" "$receiver" 2>/dev/null || true
   [[ ! -s $RXE_OUT/guest-failures.txt ]]
